@@ -1,0 +1,66 @@
+// Env: the file-system seam of the reader and the writers. Everything that
+// touches files goes through an Env, so tests can inject faults (short reads,
+// EIO, failed fsync or rename) by wrapping Env::Default().
+//
+// The io_uring backend issues reads on the descriptors an Env opened but does
+// not call Env::Pread; fault-injection tests therefore use the pread backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffr/status.h"
+
+namespace ffr {
+
+// A file being written sequentially. Close() without Sync() gives no durability.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(const void* data, size_t n) = 0;
+  // Writes at an absolute offset without moving the append position.
+  virtual Status WriteAt(uint64_t offset, const void* data, size_t n) = 0;
+  // Moves the append position (the gap reads as zeros until written).
+  virtual Status Seek(uint64_t offset) = 0;
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // The process-wide POSIX Env. Never deleted.
+  static Env* Default();
+
+  // Opens `path` read-only; with `direct` adds O_DIRECT. The caller closes *fd.
+  virtual Status OpenForRead(const std::string& path, bool direct, int* fd);
+  // Reads up to n bytes at offset; *read < n only at end of file.
+  virtual Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path);
+  virtual void CloseFile(int fd);
+
+  // Creates or truncates `path` for writing.
+  virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out);
+  virtual Status RenameFile(const std::string& from, const std::string& to);
+  virtual Status RemoveFile(const std::string& path);
+  // fsync of a directory, so that a rename inside it is durable.
+  virtual Status SyncDir(const std::string& dir);
+  virtual Status CreateDirs(const std::string& dir);
+  virtual Status GetFileSize(const std::string& path, uint64_t* size);
+  virtual bool FileExists(const std::string& path);
+  virtual bool IsDirectory(const std::string& path);
+  // Names (not paths) of the entries of `dir`, sorted.
+  virtual Status GetChildren(const std::string& dir, std::vector<std::string>* names);
+};
+
+// Writes `data` to `path` atomically: a temporary name in the same directory,
+// fsync, rename, fsync of the directory. A crash leaves the old file or none.
+Status WriteFileAtomically(Env* env, const std::string& path, const std::string& data);
+
+// Reads a whole file.
+Status ReadFileToString(Env* env, const std::string& path, std::string* data);
+
+}  // namespace ffr

@@ -1,0 +1,103 @@
+// Reader: random and batched reads of the samples of one or more FFRecord
+// shards, seen as one sequence (shards in sorted file-name order).
+//
+// Reads go through io_uring (a whole batch per submission, registered files)
+// when the kernel allows it, else through pread; both give identical bytes.
+// With direct_io the reader opens the shards with O_DIRECT and reads each
+// sample's 4096-aligned superset into the aligned ReadBuffer, handing back a
+// view at the right offset, so there is still no copy.
+//
+// Thread safety: all read methods are const and may be called from many
+// threads at once. Each concurrent caller gets its own io_uring ring from a
+// small pool (one ring per thread in steady state, no lock held during I/O).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffr/env.h"
+#include "ffr/read_buffer.h"
+#include "ffr/status.h"
+
+namespace ffr {
+
+enum class IoBackend { kAuto, kIoUring, kPread };
+
+// "io_uring" or "pread" (kAuto prints "auto").
+const char* IoBackendName(IoBackend backend);
+
+struct ReaderOptions {
+  // kAuto takes io_uring when the kernel allows it, else pread.
+  IoBackend backend = IoBackend::kAuto;
+  // O_DIRECT reads, bypassing the page cache (cold reads, benchmarks).
+  bool direct_io = false;
+  // Check each sample's CRC-32 after reading it.
+  bool verify_checksums = true;
+  // Check each shard's header CRC when opening it.
+  bool verify_header = true;
+  // The most reads in flight on one ring.
+  unsigned queue_depth = 128;
+  // nullptr means Env::Default().
+  Env* env = nullptr;
+};
+
+class Reader {
+ public:
+  // `path` is a shard file or a directory whose "*.ffr" files are the shards.
+  static Status Open(const std::string& path, const ReaderOptions& options, std::unique_ptr<Reader>* out);
+  // The shards in the given order.
+  static Status Open(const std::vector<std::string>& shards, const ReaderOptions& options,
+                     std::unique_ptr<Reader>* out);
+  ~Reader();
+
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  int64_t size() const { return total_; }
+  uint64_t sample_size(int64_t index) const;
+  uint32_t sample_crc(int64_t index) const;
+  // The backend in use (never kAuto).
+  IoBackend backend() const { return backend_; }
+  const std::vector<std::string>& shard_paths() const { return paths_; }
+  // Which shard holds sample `index`, and the sample's position in it.
+  void Locate(int64_t index, size_t* shard, int64_t* local) const;
+  // A name for the sample in error messages: "<shard path> sample <local> (index <i>)".
+  std::string Describe(int64_t index) const;
+
+  // Reads sample `index` into `buffer`; *out points into it.
+  Status Read(int64_t index, ReadBuffer* buffer, Sample* out) const;
+  // Reads `count` samples in one batch into `buffer`; out[k] is indices[k].
+  // Duplicate indices are allowed.
+  Status ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffer, Sample* out) const;
+  // Reads into caller memory: dsts[k] must hold sample_size(indices[k]) bytes.
+  // With direct_io the bytes pass through an internal aligned buffer first.
+  Status ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const;
+
+ private:
+  struct Shard;
+  class Ring;
+  struct Request;
+
+  Reader(const ReaderOptions& options, std::vector<std::string> paths);
+  Status OpenShards();
+  Status CheckIndex(int64_t index) const;
+  Status Submit(Request* requests, size_t count) const;
+  Status VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const;
+  std::unique_ptr<Ring> AcquireRing() const;
+  void ReleaseRing(std::unique_ptr<Ring> ring) const;
+
+  ReaderOptions options_;
+  Env* env_;
+  std::vector<std::string> paths_;
+  std::vector<Shard> shards_;
+  std::vector<int64_t> starts_;  // global index of each shard's first sample, plus the total
+  int64_t total_ = 0;
+  IoBackend backend_ = IoBackend::kPread;
+  struct RingPool;
+  std::unique_ptr<RingPool> rings_;
+};
+
+}  // namespace ffr

@@ -1,0 +1,420 @@
+#include "ffr/reader.h"
+
+#include <liburing.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "ffr/format.h"
+
+namespace ffr {
+namespace {
+
+constexpr uint64_t kAlign = ReadBuffer::kAlignment;
+constexpr uint64_t kMaxChunk = uint64_t{1} << 30;  // one read request moves at most 1 GiB
+
+uint64_t AlignDown(uint64_t v) { return v & ~(kAlign - 1); }
+uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) & ~(kAlign - 1); }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+const char* IoBackendName(IoBackend backend) {
+  switch (backend) {
+    case IoBackend::kAuto: return "auto";
+    case IoBackend::kIoUring: return "io_uring";
+    case IoBackend::kPread: return "pread";
+  }
+  return "unknown";
+}
+
+struct Reader::Shard {
+  std::string path;
+  int fd = -1;  // O_DIRECT when options.direct_io
+  uint64_t file_size = 0;
+  ShardHeader header;
+};
+
+// One read of `length` bytes at `offset` of a shard into `dst`; complete once
+// `required` bytes arrived (an O_DIRECT read of the aligned tail may end early
+// at the end of the file).
+struct Reader::Request {
+  size_t shard;
+  uint64_t offset;
+  uint64_t length;
+  uint64_t required;
+  uint8_t* dst;
+  int64_t index;  // for error messages
+  uint64_t done = 0;
+};
+
+// An io_uring instance with the shards' descriptors registered.
+class Reader::Ring {
+ public:
+  static Status Create(unsigned entries, const std::vector<int>& fds, std::unique_ptr<Ring>* out) {
+    std::unique_ptr<Ring> r(new Ring());
+    const int rc = io_uring_queue_init(entries, &r->ring_, 0);
+    if (rc < 0) return Status::NotSupported(std::string("io_uring unavailable: ") + std::strerror(-rc));
+    r->initialized_ = true;
+    r->entries_ = entries;
+    if (!fds.empty() && io_uring_register_files(&r->ring_, fds.data(), static_cast<unsigned>(fds.size())) == 0)
+      r->fixed_files_ = true;
+    *out = std::move(r);
+    return Status::OK();
+  }
+  ~Ring() {
+    if (initialized_) io_uring_queue_exit(&ring_);
+  }
+
+  io_uring* ring() { return &ring_; }
+  unsigned entries() const { return entries_; }
+  bool fixed_files() const { return fixed_files_; }
+
+ private:
+  Ring() = default;
+  io_uring ring_{};
+  bool initialized_ = false;
+  bool fixed_files_ = false;
+  unsigned entries_ = 0;
+};
+
+struct Reader::RingPool {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Ring>> free;
+  std::vector<int> fds;
+};
+
+Reader::Reader(const ReaderOptions& options, std::vector<std::string> paths)
+    : options_(options),
+      env_(options.env ? options.env : Env::Default()),
+      paths_(std::move(paths)),
+      rings_(new RingPool()) {
+  if (options_.queue_depth == 0) options_.queue_depth = 1;
+}
+
+Reader::~Reader() {
+  rings_->free.clear();
+  for (Shard& s : shards_)
+    if (s.fd >= 0) env_->CloseFile(s.fd);
+}
+
+Status Reader::Open(const std::string& path, const ReaderOptions& options, std::unique_ptr<Reader>* out) {
+  Env* env = options.env ? options.env : Env::Default();
+  std::vector<std::string> shards;
+  if (env->IsDirectory(path)) {
+    std::vector<std::string> names;
+    FFR_RETURN_IF_ERROR(env->GetChildren(path, &names));
+    for (const std::string& name : names)
+      if (EndsWith(name, ".ffr") && !env->IsDirectory(path + "/" + name)) shards.push_back(path + "/" + name);
+    if (shards.empty()) return Status::NotFound(path + ": directory holds no *.ffr shard");
+  } else {
+    if (!env->FileExists(path)) return Status::NotFound(path + ": no such file or directory");
+    shards.push_back(path);
+  }
+  return Open(shards, options, out);
+}
+
+Status Reader::Open(const std::vector<std::string>& shards, const ReaderOptions& options,
+                    std::unique_ptr<Reader>* out) {
+  std::unique_ptr<Reader> r(new Reader(options, shards));
+  FFR_RETURN_IF_ERROR(r->OpenShards());
+  *out = std::move(r);
+  return Status::OK();
+}
+
+Status Reader::OpenShards() {
+  shards_.resize(paths_.size());
+  starts_.assign(1, 0);
+  std::vector<uint8_t> prefix(kShardPrefixSize);
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    Shard& s = shards_[i];
+    s.path = paths_[i];
+    FFR_RETURN_IF_ERROR(env_->GetFileSize(s.path, &s.file_size));
+    // The header is read through a buffered descriptor: it is small and unaligned.
+    int fd = -1;
+    FFR_RETURN_IF_ERROR(env_->OpenForRead(s.path, false, &fd));
+    size_t got = 0;
+    Status st = env_->Pread(fd, prefix.data(), prefix.size(), 0, &got, s.path);
+    std::vector<uint8_t> header;
+    if (st.ok()) {
+      uint64_t n = got == prefix.size() ? (uint64_t{prefix[4]} | uint64_t{prefix[5]} << 8 | uint64_t{prefix[6]} << 16 |
+                                           uint64_t{prefix[7]} << 24 | uint64_t{prefix[8]} << 32 |
+                                           uint64_t{prefix[9]} << 40 | uint64_t{prefix[10]} << 48 |
+                                           uint64_t{prefix[11]} << 56)
+                                        : 0;
+      // Bound the header by the file size before trusting N.
+      const uint64_t max_n = s.file_size >= kShardPrefixSize ? (s.file_size - kShardPrefixSize) / kShardEntrySize : 0;
+      const uint64_t header_size = ShardHeader::EncodedSize(static_cast<int64_t>(std::min(n, max_n)));
+      header.resize(std::max<uint64_t>(header_size, got));
+      std::memcpy(header.data(), prefix.data(), got);
+      if (header_size > got) {
+        size_t rest = 0;
+        st = env_->Pread(fd, header.data() + got, header_size - got, got, &rest, s.path);
+        if (st.ok() && rest != header_size - got) st = Status::Corruption(s.path + ": truncated header");
+      }
+    }
+    if (st.ok())
+      st = ParseShardHeader(s.path, header.data(), header.size(), s.file_size, options_.verify_header, &s.header);
+    env_->CloseFile(fd);
+    FFR_RETURN_IF_ERROR(st);
+    FFR_RETURN_IF_ERROR(env_->OpenForRead(s.path, options_.direct_io, &s.fd));
+    starts_.push_back(starts_.back() + s.header.count());
+  }
+  total_ = starts_.back();
+
+  for (const Shard& s : shards_) rings_->fds.push_back(s.fd);
+  if (options_.backend == IoBackend::kPread) {
+    backend_ = IoBackend::kPread;
+    return Status::OK();
+  }
+  std::unique_ptr<Ring> ring;
+  Status st = Ring::Create(options_.queue_depth, rings_->fds, &ring);
+  if (!st.ok()) {
+    if (options_.backend == IoBackend::kIoUring) return st;
+    backend_ = IoBackend::kPread;
+    return Status::OK();
+  }
+  backend_ = IoBackend::kIoUring;
+  rings_->free.push_back(std::move(ring));
+  return Status::OK();
+}
+
+void Reader::Locate(int64_t index, size_t* shard, int64_t* local) const {
+  const size_t s = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), index) - starts_.begin()) - 1;
+  *shard = s;
+  *local = index - starts_[s];
+}
+
+uint64_t Reader::sample_size(int64_t index) const {
+  size_t s;
+  int64_t local;
+  Locate(index, &s, &local);
+  return shards_[s].header.sample_size(local);
+}
+
+uint32_t Reader::sample_crc(int64_t index) const {
+  size_t s;
+  int64_t local;
+  Locate(index, &s, &local);
+  return shards_[s].header.crcs[local];
+}
+
+std::string Reader::Describe(int64_t index) const {
+  if (index < 0 || index >= total_) return "sample index " + std::to_string(index);
+  size_t s;
+  int64_t local;
+  Locate(index, &s, &local);
+  return shards_[s].path + " sample " + std::to_string(local) + " (index " + std::to_string(index) + ")";
+}
+
+Status Reader::CheckIndex(int64_t index) const {
+  if (index < 0 || index >= total_)
+    return Status::InvalidArgument("sample index " + std::to_string(index) + " out of range [0, " +
+                                   std::to_string(total_) + ")");
+  return Status::OK();
+}
+
+Status Reader::VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const {
+  if (!options_.verify_checksums) return Status::OK();
+  const uint32_t expected = sample_crc(index);
+  const uint32_t actual = Crc32(data, size);
+  if (actual != expected)
+    return Status::Corruption(Describe(index) + ": checksum mismatch (stored " + std::to_string(expected) +
+                              ", computed " + std::to_string(actual) + ")");
+  return Status::OK();
+}
+
+std::unique_ptr<Reader::Ring> Reader::AcquireRing() const {
+  {
+    std::lock_guard<std::mutex> lock(rings_->mu);
+    if (!rings_->free.empty()) {
+      std::unique_ptr<Ring> r = std::move(rings_->free.back());
+      rings_->free.pop_back();
+      return r;
+    }
+  }
+  std::unique_ptr<Ring> r;
+  if (!Ring::Create(options_.queue_depth, rings_->fds, &r).ok()) return nullptr;
+  return r;
+}
+
+void Reader::ReleaseRing(std::unique_ptr<Ring> ring) const {
+  std::lock_guard<std::mutex> lock(rings_->mu);
+  rings_->free.push_back(std::move(ring));
+}
+
+Status Reader::Submit(Request* requests, size_t count) const {
+  auto short_read = [&](const Request& r) {
+    return Status::Corruption(Describe(r.index) + ": short read, the shard ends at byte " +
+                              std::to_string(r.offset + r.done) + " (truncated file?)");
+  };
+  std::unique_ptr<Ring> ring = backend_ == IoBackend::kIoUring ? AcquireRing() : nullptr;
+  if (ring == nullptr) {
+    for (size_t k = 0; k < count; ++k) {
+      Request& r = requests[k];
+      while (r.done < r.required) {
+        const uint64_t len = std::min(r.length - r.done, kMaxChunk);
+        size_t got = 0;
+        FFR_RETURN_IF_ERROR(env_->Pread(shards_[r.shard].fd, r.dst + r.done, len, r.offset + r.done, &got,
+                                        shards_[r.shard].path));
+        r.done += got;
+        if (got < len) break;
+      }
+      if (r.done < r.required) return short_read(r);
+    }
+    return Status::OK();
+  }
+
+  io_uring* uring = ring->ring();
+  Status status;
+  size_t next = 0;       // next request to submit
+  size_t in_flight = 0;  // submitted, not yet completed
+  size_t completed = 0;
+  std::vector<size_t> resubmit;  // requests to continue after a short read
+  auto queue = [&](size_t k) {
+    Request& r = requests[k];
+    io_uring_sqe* sqe = io_uring_get_sqe(uring);
+    const uint64_t len = std::min(r.length - r.done, kMaxChunk);
+    if (ring->fixed_files()) {
+      io_uring_prep_read(sqe, static_cast<int>(r.shard), r.dst + r.done, static_cast<unsigned>(len), r.offset + r.done);
+      sqe->flags |= IOSQE_FIXED_FILE;
+    } else {
+      io_uring_prep_read(sqe, shards_[r.shard].fd, r.dst + r.done, static_cast<unsigned>(len), r.offset + r.done);
+    }
+    io_uring_sqe_set_data64(sqe, k);
+    ++in_flight;
+  };
+  while (completed < count) {
+    while (in_flight < ring->entries() && (!resubmit.empty() || next < count)) {
+      if (!resubmit.empty()) {
+        queue(resubmit.back());
+        resubmit.pop_back();
+      } else {
+        queue(next++);
+      }
+    }
+    int rc = io_uring_submit_and_wait(uring, 1);
+    if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+      status = Status::FromErrno("io_uring_submit", -rc);
+      break;
+    }
+    io_uring_cqe* cqe;
+    unsigned head;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(uring, head, cqe) {
+      ++seen;
+      --in_flight;
+      Request& r = requests[io_uring_cqe_get_data64(cqe)];
+      const int res = cqe->res;
+      if (res == -EAGAIN || res == -EINTR) {
+        resubmit.push_back(io_uring_cqe_get_data64(cqe));
+        continue;
+      }
+      if (res < 0) {
+        if (status.ok())
+          status = Status::FromErrno("read " + Describe(r.index), -res);
+        ++completed;
+        continue;
+      }
+      r.done += static_cast<uint64_t>(res);
+      if (r.done >= r.required) {
+        ++completed;
+      } else if (res == 0) {
+        if (status.ok()) status = short_read(r);
+        ++completed;
+      } else {
+        resubmit.push_back(io_uring_cqe_get_data64(cqe));  // continue after a short read
+      }
+    }
+    io_uring_cq_advance(uring, seen);
+    if (!status.ok() && in_flight == 0) break;
+    if (!status.ok()) {
+      // Drain what is in flight before handing the ring back.
+      next = count;
+      resubmit.clear();
+    }
+  }
+  // Drain after an error so that the ring is clean for its next user.
+  while (in_flight > 0) {
+    io_uring_cqe* cqe;
+    if (io_uring_wait_cqe(uring, &cqe) < 0) break;
+    io_uring_cqe_seen(uring, cqe);
+    --in_flight;
+  }
+  ReleaseRing(std::move(ring));
+  return status;
+}
+
+Status Reader::Read(int64_t index, ReadBuffer* buffer, Sample* out) const {
+  return ReadBatch(&index, 1, buffer, out);
+}
+
+Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffer, Sample* out) const {
+  std::vector<Request> requests(count);
+  uint64_t total = 0;
+  for (size_t k = 0; k < count; ++k) {
+    FFR_RETURN_IF_ERROR(CheckIndex(indices[k]));
+    Request& r = requests[k];
+    int64_t local;
+    Locate(indices[k], &r.shard, &local);
+    const ShardHeader& h = shards_[r.shard].header;
+    const uint64_t begin = h.offsets[local];
+    const uint64_t size = h.sample_size(local);
+    r.index = indices[k];
+    if (options_.direct_io) {
+      r.offset = AlignDown(begin);
+      r.length = AlignUp(begin + size) - r.offset;
+      r.required = begin + size - r.offset;
+    } else {
+      r.offset = begin;
+      r.length = r.required = size;
+    }
+    total = AlignUp(total);
+    r.dst = reinterpret_cast<uint8_t*>(total);  // a slot offset until the buffer is reserved
+    total += r.length;
+  }
+  uint8_t* base = buffer->Reserve(std::max<uint64_t>(total, 1));
+  for (Request& r : requests) r.dst = base + reinterpret_cast<uint64_t>(r.dst);
+  FFR_RETURN_IF_ERROR(Submit(requests.data(), count));
+  for (size_t k = 0; k < count; ++k) {
+    const Request& r = requests[k];
+    const uint64_t size = sample_size(r.index);
+    out[k].data = r.dst + (r.required - size);  // O_DIRECT: skip the aligned head
+    out[k].size = size;
+    FFR_RETURN_IF_ERROR(VerifyChecksum(r.index, out[k].data, out[k].size));
+  }
+  return Status::OK();
+}
+
+Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const {
+  if (options_.direct_io) {
+    ReadBuffer bounce;
+    std::vector<Sample> samples(count);
+    FFR_RETURN_IF_ERROR(ReadBatch(indices, count, &bounce, samples.data()));
+    for (size_t k = 0; k < count; ++k) std::memcpy(dsts[k], samples[k].data, samples[k].size);
+    return Status::OK();
+  }
+  std::vector<Request> requests(count);
+  for (size_t k = 0; k < count; ++k) {
+    FFR_RETURN_IF_ERROR(CheckIndex(indices[k]));
+    Request& r = requests[k];
+    int64_t local;
+    Locate(indices[k], &r.shard, &local);
+    const ShardHeader& h = shards_[r.shard].header;
+    r.index = indices[k];
+    r.offset = h.offsets[local];
+    r.length = r.required = h.sample_size(local);
+    r.dst = dsts[k];
+  }
+  FFR_RETURN_IF_ERROR(Submit(requests.data(), count));
+  for (size_t k = 0; k < count; ++k)
+    FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], dsts[k], requests[k].required));
+  return Status::OK();
+}
+
+}  // namespace ffr

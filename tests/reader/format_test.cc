@@ -1,0 +1,118 @@
+// The FFRecord v1 byte layout, checked against the reference writer's output.
+#include <gtest/gtest.h>
+
+#include "ffr/format.h"
+#include "ffr/reader.h"
+#include "ffr/shard_writer.h"
+#include "testing/test_env.h"
+
+namespace ffr {
+namespace {
+
+using ffyolo::testing::ReadFileToString;
+using ffyolo::testing::ScratchDir;
+using ffyolo::testing::WriteStringToFile;
+
+// HFAiLab/ffrecord's FileWriter output for the samples "abc", "hello", "".
+const unsigned char kGoldenVector[56] = {
+    0x6b, 0x93, 0x1b, 0xd4, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xc2, 0x41, 0x24, 0x35,
+    0x86, 0xa6, 0x10, 0x36, 0x00, 0x00, 0x00, 0x00, 0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x33, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x38, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x61, 0x62, 0x63, 0x68, 0x65, 0x6c, 0x6c, 0x6f};
+
+TEST(Crc32Test, MatchesZlibCheckValue) { EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u); }
+
+TEST(Crc32Test, ExtendEqualsOneShot) {
+  const std::string s = "hello, world";
+  EXPECT_EQ(Crc32Extend(Crc32(s.data(), 5), s.data() + 5, s.size() - 5), Crc32(s.data(), s.size()));
+}
+
+TEST(FormatTest, WriterReproducesGoldenVector) {
+  ScratchDir dir("golden");
+  const std::string path = dir / "PART_00000.ffr";
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(path, 3, nullptr, &w).ok());
+  ASSERT_TRUE(w->Append("abc", 3).ok());
+  ASSERT_TRUE(w->Append("hello", 5).ok());
+  ASSERT_TRUE(w->Append("", 0).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(ReadFileToString(path), std::string(reinterpret_cast<const char*>(kGoldenVector), 56));
+}
+
+TEST(FormatTest, ReaderReadsGoldenVector) {
+  ScratchDir dir("golden_read");
+  const std::string path = dir / "golden.ffr";
+  ASSERT_TRUE(WriteStringToFile(path, std::string(reinterpret_cast<const char*>(kGoldenVector), 56)));
+  for (IoBackend backend : {IoBackend::kPread, IoBackend::kAuto}) {
+    ReaderOptions opts;
+    opts.backend = backend;
+    std::unique_ptr<Reader> r;
+    ASSERT_TRUE(Reader::Open(path, opts, &r).ok());
+    ASSERT_EQ(r->size(), 3);
+    EXPECT_EQ(r->sample_size(0), 3u);
+    EXPECT_EQ(r->sample_size(1), 5u);
+    EXPECT_EQ(r->sample_size(2), 0u);
+    EXPECT_EQ(r->sample_crc(0), 0x352441c2u);
+    ReadBuffer buf;
+    const int64_t idx[3] = {2, 1, 0};
+    Sample out[3];
+    ASSERT_TRUE(r->ReadBatch(idx, 3, &buf, out).ok());
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(out[1].data), out[1].size), "hello");
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(out[2].data), out[2].size), "abc");
+    EXPECT_EQ(out[0].size, 0u);
+  }
+}
+
+TEST(FormatTest, EmptyShardIsTwelveBytesWithKnownCrc) {
+  const std::string h = EncodeShardHeader({}, {});
+  ASSERT_EQ(h.size(), 12u);
+  const unsigned char expected_crc[4] = {0x69, 0xdf, 0x22, 0x65};  // crc32 of 8 zero bytes
+  EXPECT_EQ(h.substr(0, 4), std::string(reinterpret_cast<const char*>(expected_crc), 4));
+}
+
+TEST(FormatTest, LegacyZeroMetaCrcIsAccepted) {
+  std::string h(reinterpret_cast<const char*>(kGoldenVector), 56);
+  h[0] = h[1] = h[2] = h[3] = 0;
+  ShardHeader parsed;
+  EXPECT_TRUE(ParseShardHeader("legacy.ffr", reinterpret_cast<const uint8_t*>(h.data()), h.size(), 56, true, &parsed)
+                  .ok());
+  EXPECT_EQ(parsed.count(), 3);
+}
+
+TEST(FormatTest, RejectsUnfinishedWriterOutput) {
+  std::string h(60, '\0');  // zero header (writer died before finish) followed by data
+  ShardHeader parsed;
+  Status s = ParseShardHeader("dead.ffr", reinterpret_cast<const uint8_t*>(h.data()), h.size(), 60, true, &parsed);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("dead.ffr"), std::string::npos);
+  EXPECT_NE(s.message().find("did not finish"), std::string::npos);
+}
+
+TEST(FormatTest, RejectsOffsetsOutOfOrder) {
+  const std::string h = EncodeShardHeader({0, 0}, {40, 36});
+  ShardHeader parsed;
+  Status s = ParseShardHeader("bad.ffr", reinterpret_cast<const uint8_t*>(h.data()), h.size(), 50, true, &parsed);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find("sample 1"), std::string::npos) << s.message();
+}
+
+TEST(FormatTest, RejectsCountLargerThanFile) {
+  std::string h = EncodeShardHeader({0, 0, 0}, {48, 48, 48});
+  ShardHeader parsed;
+  Status s = ParseShardHeader("short.ffr", reinterpret_cast<const uint8_t*>(h.data()), h.size(), 30, true, &parsed);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("more than"), std::string::npos) << s.message();
+}
+
+TEST(FormatTest, RejectsMetaCrcMismatch) {
+  std::string h(reinterpret_cast<const char*>(kGoldenVector), 56);
+  h[20] ^= 1;  // a byte inside crc[2]
+  ShardHeader parsed;
+  Status s = ParseShardHeader("flip.ffr", reinterpret_cast<const uint8_t*>(h.data()), 48, 56, true, &parsed);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("header checksum"), std::string::npos);
+  EXPECT_TRUE(ParseShardHeader("flip.ffr", reinterpret_cast<const uint8_t*>(h.data()), 48, 56, false, &parsed).ok());
+}
+
+}  // namespace
+}  // namespace ffr

@@ -1,0 +1,48 @@
+#include "testing/test_env.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace ffyolo::testing {
+
+ScratchDir::ScratchDir(const std::string& name) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string test = info ? std::string(info->test_suite_name()) + "." + info->name() : "global";
+  for (char& c : test)
+    if (c == '/') c = '_';
+  path_ = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/" + test + "." + name + "." +
+          std::to_string(::getpid());
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string SharedPath(const std::string& relative) {
+  std::string p = std::string(FFYOLO_SHARED_DIR) + "/" + relative;
+  return fs::exists(p) ? p : std::string();
+}
+
+std::string ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WriteStringToFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  return static_cast<bool>(out);
+}
+
+}  // namespace ffyolo::testing

@@ -1,0 +1,36 @@
+// Helpers shared by the test suites: scratch directories and the ../shared data.
+#pragma once
+
+#include <string>
+
+namespace ffyolo::testing {
+
+// A fresh empty directory under the build tree, removed when the object dies.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& child) const { return path_ + "/" + child; }
+
+ private:
+  std::string path_;
+};
+
+// ../shared/<relative>, or "" when ../shared is absent.
+std::string SharedPath(const std::string& relative);
+
+// Reads a whole file into a string (empty on failure).
+std::string ReadFileToString(const std::string& path);
+// Writes a whole file; returns false on failure.
+bool WriteStringToFile(const std::string& path, const std::string& data);
+
+}  // namespace ffyolo::testing
+
+// Skips the current test with a message when ../shared/<rel> does not exist.
+#define FFYOLO_REQUIRE_SHARED(var, rel)                                             \
+  const std::string var = ::ffyolo::testing::SharedPath(rel);                      \
+  if (var.empty()) GTEST_SKIP() << "../shared/" << (rel) << " is absent; skipping"
