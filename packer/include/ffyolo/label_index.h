@@ -1,0 +1,54 @@
+// LabelIndex: everything the records of one split say except the image bytes
+// (ids, names, sizes, boxes), in one zstd-compressed file beside the shards.
+// Statistics, rectangular batching, anchor checks and evaluation read it
+// instead of the images. Layout in docs/format.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ffyolo/record.h"
+
+namespace ffyolo {
+
+class LabelIndex {
+ public:
+  static constexpr uint32_t kMagic = 0x494c5946;  // "FYLI" little-endian
+  static constexpr uint16_t kVersion = 1;
+
+  // Appends the metadata of the next sample, whose record holds `image_bytes` bytes of image.
+  void Add(const RecordInfo& info, uint64_t image_bytes);
+
+  size_t size() const { return image_ids_.size(); }
+  int64_t image_id(size_t i) const { return image_ids_[i]; }
+  uint32_t width(size_t i) const { return widths_[i]; }
+  uint32_t height(size_t i) const { return heights_[i]; }
+  ImageEncoding encoding(size_t i) const { return encodings_[i]; }
+  uint64_t image_bytes(size_t i) const { return image_bytes_[i]; }
+  const std::string& file_name(size_t i) const { return file_names_[i]; }
+  size_t box_count(size_t i) const { return box_begin_[i + 1] - box_begin_[i]; }
+  const Box* boxes(size_t i) const { return boxes_.data() + box_begin_[i]; }
+  size_t total_boxes() const { return boxes_.size(); }
+  // The sample's metadata as a RecordInfo.
+  RecordInfo info(size_t i) const;
+
+  // Serialized and zstd-compressed.
+  std::string Encode() const;
+  // `where` names the file in error messages.
+  static Status Decode(const std::string& data, const std::string& where, LabelIndex* out);
+
+  Status WriteFile(const std::string& path) const;
+  static Status ReadFile(const std::string& path, LabelIndex* out);
+
+ private:
+  std::vector<int64_t> image_ids_;
+  std::vector<uint32_t> widths_, heights_;
+  std::vector<ImageEncoding> encodings_;
+  std::vector<uint64_t> image_bytes_;
+  std::vector<std::string> file_names_;
+  std::vector<uint64_t> box_begin_{0};
+  std::vector<Box> boxes_;
+};
+
+}  // namespace ffyolo

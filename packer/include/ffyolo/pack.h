@@ -1,0 +1,62 @@
+// Pack: turns a COCO-style source tree into a packed ffyolo dataset.
+//
+// Per split, images are grouped into shards of about `shard_bytes` (planned
+// from the files' sizes, in source order). A pool of threads reads, checks and
+// encodes one shard's images while the previous shard is written, so memory
+// stays bounded by about two shards whatever the dataset's size.
+//
+// Crash safety: shards and the label index are written under temporary names
+// and renamed; dataset.yaml comes last. A `.pack-state` file records what is
+// being packed, so that running the same pack again resumes after the last
+// finished shard; any other non-empty output is refused unless `force`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ffyolo/manifest.h"
+#include "ffyolo/source.h"
+
+namespace ffyolo {
+
+struct PackOptions {
+  std::string source;
+  std::string output;  // the dataset directory, e.g. "coco.ffr"
+  ScanOptions scan;
+  uint64_t shard_bytes = uint64_t{256} << 20;  // target shard size
+  int shards = 0;                              // > 0: this many shards per split instead
+  int threads = 0;                             // 0: all CPUs the process may use
+  bool full_decode = false;                    // --check: decode every JPEG
+  bool skip_bad = false;                       // report and skip bad images instead of failing
+  int max_size = 0;                            // > 0: re-encode JPEGs whose longest side is larger
+  int quality = 90;                            // JPEG quality of re-encoded images
+  bool force = false;                          // overwrite an existing output
+
+  // Called from the packing thread, at most a few times per second.
+  struct Progress {
+    std::string split;
+    int64_t done = 0, total = 0;
+    uint64_t bytes = 0;
+  };
+  std::function<void(const Progress&)> on_progress;
+  // Warnings and skipped images, one line each.
+  std::function<void(const std::string&)> on_message;
+};
+
+struct PackSummary {
+  int64_t images = 0;
+  int64_t boxes = 0;
+  int64_t background = 0;
+  int64_t skipped = 0;
+  int64_t warnings = 0;
+  int64_t resumed_shards = 0;
+  uint64_t bytes = 0;
+  double seconds = 0;
+  Manifest manifest;
+};
+
+Status Pack(const PackOptions& options, PackSummary* summary);
+
+}  // namespace ffyolo

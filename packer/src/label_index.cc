@@ -1,0 +1,148 @@
+#include "ffyolo/label_index.h"
+
+#include <zstd.h>
+
+#include "ffr/endian.h"
+#include "ffr/env.h"
+
+namespace ffyolo {
+
+using ffr::DecodeFixed16;
+using ffr::DecodeFixed32;
+using ffr::DecodeFixed64;
+using ffr::PutFixed16;
+using ffr::PutFixed32;
+using ffr::PutFixed64;
+
+namespace {
+
+// Sequential little-endian reads with bounds checks.
+class Cursor {
+ public:
+  Cursor(const std::string& data) : p_(reinterpret_cast<const uint8_t*>(data.data())), end_(p_ + data.size()) {}
+  bool Has(size_t n) const { return static_cast<size_t>(end_ - p_) >= n; }
+  const uint8_t* Take(size_t n) {
+    const uint8_t* p = p_;
+    p_ += n;
+    return p;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+}  // namespace
+
+void LabelIndex::Add(const RecordInfo& info, uint64_t image_bytes) {
+  image_ids_.push_back(info.image_id);
+  widths_.push_back(info.width);
+  heights_.push_back(info.height);
+  encodings_.push_back(info.encoding);
+  image_bytes_.push_back(image_bytes);
+  file_names_.push_back(info.file_name);
+  boxes_.insert(boxes_.end(), info.boxes.begin(), info.boxes.end());
+  box_begin_.push_back(boxes_.size());
+}
+
+RecordInfo LabelIndex::info(size_t i) const {
+  RecordInfo r;
+  r.encoding = encodings_[i];
+  r.width = widths_[i];
+  r.height = heights_[i];
+  r.image_id = image_ids_[i];
+  r.file_name = file_names_[i];
+  r.boxes.assign(boxes(i), boxes(i) + box_count(i));
+  return r;
+}
+
+std::string LabelIndex::Encode() const {
+  std::string raw;
+  PutFixed32(&raw, kMagic);
+  PutFixed16(&raw, kVersion);
+  PutFixed16(&raw, 0);
+  PutFixed64(&raw, size());
+  PutFixed64(&raw, boxes_.size());
+  for (size_t i = 0; i < size(); ++i) {
+    PutFixed64(&raw, static_cast<uint64_t>(image_ids_[i]));
+    PutFixed32(&raw, widths_[i]);
+    PutFixed32(&raw, heights_[i]);
+    PutFixed64(&raw, image_bytes_[i]);
+    PutFixed32(&raw, static_cast<uint32_t>(box_count(i)));
+    raw.push_back(static_cast<char>(encodings_[i]));
+    PutFixed16(&raw, static_cast<uint16_t>(file_names_[i].size()));
+    raw.append(file_names_[i]);
+  }
+  for (const Box& b : boxes_) PutBox(&raw, b);
+  // The frame carries its content checksum, so that damage is detected on read.
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 9);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  const size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
+  ZSTD_freeCCtx(cctx);
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+Status LabelIndex::Decode(const std::string& data, const std::string& where, LabelIndex* out) {
+  const unsigned long long raw_size = ZSTD_getFrameContentSize(data.data(), data.size());
+  if (raw_size == ZSTD_CONTENTSIZE_ERROR || raw_size == ZSTD_CONTENTSIZE_UNKNOWN)
+    return Status::Corruption(where + ": not a zstd-compressed label index");
+  std::string raw(raw_size, '\0');
+  const size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data(), data.size());
+  if (ZSTD_isError(n) || n != raw_size)
+    return Status::Corruption(where + ": label index does not decompress (" +
+                              std::string(ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch") + ")");
+  Cursor c(raw);
+  auto truncated = [&] { return Status::Corruption(where + ": label index is truncated"); };
+  if (!c.Has(24)) return truncated();
+  const uint8_t* h = c.Take(24);
+  if (DecodeFixed32(h) != kMagic) return Status::Corruption(where + ": not a label index (bad magic)");
+  if (DecodeFixed16(h + 4) != kVersion)
+    return Status::NotSupported(where + ": label index version " + std::to_string(DecodeFixed16(h + 4)));
+  const uint64_t count = DecodeFixed64(h + 8);
+  const uint64_t total_boxes = DecodeFixed64(h + 16);
+  LabelIndex idx;
+  uint64_t boxes_seen = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (!c.Has(31)) return truncated();
+    const uint8_t* p = c.Take(31);
+    idx.image_ids_.push_back(static_cast<int64_t>(DecodeFixed64(p)));
+    idx.widths_.push_back(DecodeFixed32(p + 8));
+    idx.heights_.push_back(DecodeFixed32(p + 12));
+    idx.image_bytes_.push_back(DecodeFixed64(p + 16));
+    const uint32_t nboxes = DecodeFixed32(p + 24);
+    const uint8_t encoding = p[28];
+    if (encoding < 1 || encoding > 3)
+      return Status::Corruption(where + ": sample " + std::to_string(i) + " has unknown encoding");
+    idx.encodings_.push_back(static_cast<ImageEncoding>(encoding));
+    const uint16_t name_size = DecodeFixed16(p + 29);
+    if (!c.Has(name_size)) return truncated();
+    idx.file_names_.emplace_back(reinterpret_cast<const char*>(c.Take(name_size)), name_size);
+    boxes_seen += nboxes;
+    idx.box_begin_.push_back(boxes_seen);
+  }
+  if (boxes_seen != total_boxes)
+    return Status::Corruption(where + ": box counts add up to " + std::to_string(boxes_seen) + ", header says " +
+                              std::to_string(total_boxes));
+  if (!c.Has(total_boxes * kRecordBoxSize)) return truncated();
+  idx.boxes_.resize(total_boxes);
+  for (Box& b : idx.boxes_) b = DecodeBox(c.Take(kRecordBoxSize));
+  if (!c.done()) return Status::Corruption(where + ": trailing bytes after the label index");
+  *out = std::move(idx);
+  return Status::OK();
+}
+
+Status LabelIndex::WriteFile(const std::string& path) const {
+  return ffr::WriteFileAtomically(ffr::Env::Default(), path, Encode());
+}
+
+Status LabelIndex::ReadFile(const std::string& path, LabelIndex* out) {
+  std::string data;
+  FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &data));
+  return Decode(data, path, out);
+}
+
+}  // namespace ffyolo

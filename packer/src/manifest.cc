@@ -1,0 +1,95 @@
+#include "ffyolo/manifest.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace ffyolo {
+
+const SplitInfo* Manifest::FindSplit(const std::string& name) const {
+  for (const SplitInfo& s : splits)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string Manifest::ToYaml() const {
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  e << YAML::Key << "format" << YAML::Value << "ffyolo-dataset";
+  e << YAML::Key << "version" << YAML::Value << version;
+  e << YAML::Key << "created" << YAML::Value << created;
+  e << YAML::Key << "source" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "path" << YAML::Value << source;
+  e << YAML::Key << "layout" << YAML::Value << source_layout;
+  e << YAML::EndMap;
+  e << YAML::Key << "nc" << YAML::Value << names.size();
+  e << YAML::Key << "names" << YAML::Value << YAML::Flow << names;
+  e << YAML::Key << "category_ids" << YAML::Value << YAML::Flow << category_ids;
+  e << YAML::Key << "splits" << YAML::Value << YAML::BeginMap;
+  for (const SplitInfo& s : splits) {
+    e << YAML::Key << s.name << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "samples" << YAML::Value << s.samples;
+    e << YAML::Key << "boxes" << YAML::Value << s.boxes;
+    e << YAML::Key << "crowd_boxes" << YAML::Value << s.crowd_boxes;
+    e << YAML::Key << "background" << YAML::Value << s.background;
+    e << YAML::Key << "skipped" << YAML::Value << s.skipped;
+    e << YAML::Key << "bytes" << YAML::Value << s.bytes;
+    e << YAML::Key << "label_index" << YAML::Value << s.label_index;
+    e << YAML::Key << "shards" << YAML::Value << YAML::BeginSeq;
+    for (const ShardInfo& sh : s.shards) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << sh.file << YAML::Key << "samples"
+        << YAML::Value << sh.samples << YAML::Key << "bytes" << YAML::Value << sh.bytes << YAML::EndMap;
+    }
+    e << YAML::EndSeq << YAML::EndMap;
+  }
+  e << YAML::EndMap;
+  e << YAML::Key << "options" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : options) e << YAML::Key << k << YAML::Value << v;
+  e << YAML::EndMap;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+Status Manifest::FromYaml(const std::string& text, const std::string& where, Manifest* out) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    if (!root.IsMap() || root["format"].as<std::string>("") != "ffyolo-dataset")
+      return Status::Corruption(where + ": not an ffyolo dataset manifest (format: ffyolo-dataset missing)");
+    Manifest m;
+    m.version = root["version"].as<int>(0);
+    if (m.version != kManifestVersion)
+      return Status::NotSupported(where + ": manifest version " + std::to_string(m.version) +
+                                  " (this build reads version " + std::to_string(kManifestVersion) + ")");
+    m.created = root["created"].as<std::string>("");
+    if (const YAML::Node src = root["source"]) {
+      m.source = src["path"].as<std::string>("");
+      m.source_layout = src["layout"].as<std::string>("");
+    }
+    m.names = root["names"].as<std::vector<std::string>>();
+    m.category_ids = root["category_ids"].as<std::vector<int>>();
+    if (m.names.size() != m.category_ids.size())
+      return Status::Corruption(where + ": " + std::to_string(m.names.size()) + " names but " +
+                                std::to_string(m.category_ids.size()) + " category ids");
+    for (const auto& kv : root["splits"]) {
+      SplitInfo s;
+      s.name = kv.first.as<std::string>();
+      const YAML::Node v = kv.second;
+      s.samples = v["samples"].as<int64_t>();
+      s.boxes = v["boxes"].as<int64_t>(0);
+      s.crowd_boxes = v["crowd_boxes"].as<int64_t>(0);
+      s.background = v["background"].as<int64_t>(0);
+      s.skipped = v["skipped"].as<int64_t>(0);
+      s.bytes = v["bytes"].as<uint64_t>(0);
+      s.label_index = v["label_index"].as<std::string>(kLabelIndexFile);
+      for (const auto& sh : v["shards"])
+        s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0)});
+      m.splits.push_back(std::move(s));
+    }
+    if (const YAML::Node opts = root["options"])
+      for (const auto& kv : opts) m.options[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    *out = std::move(m);
+    return Status::OK();
+  } catch (const YAML::Exception& e) {
+    return Status::Corruption(where + ": " + e.what());
+  }
+}
+
+}  // namespace ffyolo

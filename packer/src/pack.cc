@@ -1,0 +1,410 @@
+#include "ffyolo/pack.h"
+
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include <yaml-cpp/yaml.h>
+
+#include "ffr/env.h"
+#include "ffr/reader.h"
+#include "ffr/shard_writer.h"
+#include "ffyolo/image_check.h"
+#include "ffyolo/label_index.h"
+#include "ffyolo/record.h"
+#include "jpeg_shrinker.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kStateFile[] = ".pack-state";
+
+std::string ShardName(size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "PART_%05zu.ffr", i);
+  return name;
+}
+
+int UsableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string NowIso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+uint64_t FileSizeOrZero(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// FNV-1a over everything that decides the output, so that a resumed pack
+// continues only the very same work.
+class Fingerprint {
+ public:
+  void Add(const std::string& s) {
+    for (unsigned char c : s) Mix(c);
+    Mix(0xff);
+  }
+  void Add(uint64_t v) { Add(std::to_string(v)); }
+  std::string Hex() const {
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h_));
+    return buf;
+  }
+
+ private:
+  void Mix(unsigned char c) { h_ = (h_ ^ c) * 0x100000001b3ull; }
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+// The images of one split cut into shards: shard k holds images [starts[k], starts[k+1]).
+std::vector<size_t> PlanShards(const std::vector<uint64_t>& sizes, const PackOptions& opt) {
+  std::vector<size_t> starts{0};
+  const size_t n = sizes.size();
+  if (opt.shards > 0) {
+    const size_t per = (n + opt.shards - 1) / opt.shards;
+    for (size_t s = per; s < n && per > 0; s += per) starts.push_back(s);
+  } else {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (bytes >= opt.shard_bytes) {
+        starts.push_back(i);
+        bytes = 0;
+      }
+      bytes += sizes[i];
+    }
+  }
+  starts.push_back(n);
+  return starts;
+}
+
+// One image after reading and checking: its encoded record, or why it failed.
+struct Prepared {
+  Status status;
+  RecordInfo info;
+  std::string record;
+  uint64_t image_bytes = 0;
+  std::vector<std::string> warnings;
+};
+
+class SplitPacker {
+ public:
+  SplitPacker(const PackOptions& opt, const SourceDataset& source, const SourceSplit& split, PackSummary* summary)
+      : opt_(opt), source_(source), split_(split), summary_(summary), dir_(opt.output + "/" + split.name) {}
+
+  Status Run(SplitInfo* info);
+
+ private:
+  void PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker, Prepared* out) const;
+  Status PrepareShard(size_t begin, size_t end, std::vector<Prepared>* out);
+  Status WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written);
+  Status ResumeShard(const std::string& path, ShardInfo* info);
+  void Message(const std::string& m) const {
+    if (opt_.on_message) opt_.on_message(m);
+  }
+  void Report(bool force);
+
+  const PackOptions& opt_;
+  const SourceDataset& source_;
+  const SourceSplit& split_;
+  PackSummary* summary_;
+  std::string dir_;
+  LabelIndex index_;
+  SplitInfo info_;
+  std::atomic<int64_t> done_{0};
+  std::atomic<uint64_t> bytes_{0};
+  Clock::time_point last_report_{};
+};
+
+void SplitPacker::Report(bool force) {
+  if (!opt_.on_progress) return;
+  const auto now = Clock::now();
+  if (!force && now - last_report_ < std::chrono::milliseconds(200)) return;
+  last_report_ = now;
+  opt_.on_progress({split_.name, done_.load(), static_cast<int64_t>(split_.images.size()), bytes_.load()});
+}
+
+void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker,
+                             Prepared* out) const {
+  const std::string& where = image.path;
+  if (!image.problem.ok()) {
+    out->status = image.problem;
+    return;
+  }
+  std::string bytes;
+  Status s = ffr::ReadFileToString(ffr::Env::Default(), image.path, &bytes);
+  if (s.IsNotFound()) s = Status::NotFound(where + ": image file is missing");
+  if (!s.ok()) {
+    out->status = s;
+    return;
+  }
+  out->info = image.info;
+  ImageFacts facts;
+  s = inspector->Inspect(bytes, where, opt_.full_decode, &facts);
+  if (s.ok()) s = ApplyImageFacts(facts, where, &out->info);
+  if (s.ok() && shrinker != nullptr && facts.encoding == ImageEncoding::kJpeg) {
+    std::string smaller;
+    int w = 0, h = 0;
+    bool shrunk = false;
+    s = shrinker->Shrink(bytes, where, &smaller, &w, &h, &shrunk);
+    if (s.ok() && shrunk) {
+      // Boxes are normalized and stay valid; COCO areas scale with the pixels.
+      const double scale = static_cast<double>(w) * h / (static_cast<double>(out->info.width) * out->info.height);
+      for (Box& b : out->info.boxes) b.area = static_cast<float>(b.area * scale);
+      out->info.width = static_cast<uint32_t>(w);
+      out->info.height = static_cast<uint32_t>(h);
+      bytes.swap(smaller);
+    }
+  }
+  if (s.ok()) s = CheckBoxes(&out->info, source_.class_names.size(), where, &out->warnings);
+  if (s.ok() && image.area_from_box) SetAreaFromBoxes(&out->info);
+  if (s.ok()) s = EncodeRecord(out->info, bytes, &out->record);
+  out->image_bytes = bytes.size();
+  out->status = s;
+}
+
+Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>* out) {
+  out->assign(end - begin, Prepared());
+  const int threads = std::max(1, std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(),
+                                                 static_cast<int>(end - begin)));
+  std::atomic<size_t> next{begin};
+  std::atomic<bool> failed{false};
+  std::atomic<int> running{threads};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      ImageInspector inspector;
+      std::unique_ptr<JpegShrinker> shrinker;
+      if (opt_.max_size > 0) shrinker.reset(new JpegShrinker(opt_.max_size, opt_.quality));
+      for (size_t i; (i = next.fetch_add(1)) < end;) {
+        if (failed.load() && !opt_.skip_bad) break;  // fail fast
+        Prepared& p = (*out)[i - begin];
+        PrepareOne(split_.images[i], &inspector, shrinker.get(), &p);
+        if (!p.status.ok()) failed.store(true);
+        bytes_ += p.image_bytes;
+        ++done_;
+      }
+      --running;
+    });
+  }
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Report(false);
+  }
+  for (auto& t : pool) t.join();
+  Report(false);
+  // Report in source order, so that fail-fast names the first bad image.
+  for (Prepared& p : *out) {
+    for (const std::string& w : p.warnings) Message("warning: " + w);
+    summary_->warnings += static_cast<int64_t>(p.warnings.size());
+    if (p.status.ok()) continue;
+    if (!opt_.skip_bad) return p.status;
+    Message("skipped: " + p.status.message());
+    ++info_.skipped;
+  }
+  return Status::OK();
+}
+
+Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written) {
+  int64_t count = 0;
+  for (const Prepared& p : prepared) count += p.status.ok() ? 1 : 0;
+  written->file = ShardName(shard);
+  written->samples = count;
+  std::unique_ptr<ffr::ShardWriter> w;
+  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, nullptr, &w));
+  for (const Prepared& p : prepared)
+    if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
+  FFR_RETURN_IF_ERROR(w->Finish());
+  written->bytes = w->bytes();
+  return Status::OK();
+}
+
+// A shard a previous run finished: its records go into the label index again.
+Status SplitPacker::ResumeShard(const std::string& path, ShardInfo* info) {
+  ffr::ReaderOptions ro;
+  std::unique_ptr<ffr::Reader> reader;
+  FFR_RETURN_IF_ERROR(ffr::Reader::Open(path, ro, &reader));
+  ffr::ReadBuffer buf;
+  for (int64_t i = 0; i < reader->size(); ++i) {
+    ffr::Sample s;
+    FFR_RETURN_IF_ERROR(reader->Read(i, &buf, &s));
+    RecordView v;
+    FFR_RETURN_IF_ERROR(RecordView::Parse(s.data, s.size, reader->Describe(i), &v));
+    index_.Add(v.info(), v.image_size());
+  }
+  info->samples = reader->size();
+  info->bytes = FileSizeOrZero(path);
+  return Status::OK();
+}
+
+Status SplitPacker::Run(SplitInfo* result) {
+  FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(dir_));
+  info_.name = split_.name;
+  for (const std::string& orphan : split_.orphan_labels) Message("warning: label without an image: " + orphan);
+  summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
+
+  std::vector<uint64_t> sizes;
+  for (const SourceImage& im : split_.images) sizes.push_back(FileSizeOrZero(im.path));
+  const std::vector<size_t> starts = PlanShards(sizes, opt_);
+
+  std::future<Status> writing;
+  std::vector<ShardInfo> shards(starts.size() - 1);
+  auto finish_write = [&]() -> Status { return writing.valid() ? writing.get() : Status::OK(); };
+  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    const std::string path = dir_ + "/" + ShardName(k);
+    if (ffr::Env::Default()->FileExists(path)) {  // finished by an earlier run of the same pack
+      FFR_RETURN_IF_ERROR(finish_write());
+      Status s = ResumeShard(path, &shards[k]);
+      if (!s.ok()) return Status::Corruption("cannot resume: " + s.message() + "; rerun with --force");
+      shards[k].file = ShardName(k);
+      done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
+      ++summary_->resumed_shards;
+      continue;
+    }
+    std::vector<Prepared> prepared;
+    Status s = PrepareShard(starts[k], starts[k + 1], &prepared);
+    Status w = finish_write();
+    FFR_RETURN_IF_ERROR(w);
+    FFR_RETURN_IF_ERROR(s);
+    for (const Prepared& p : prepared)
+      if (p.status.ok()) index_.Add(p.info, p.image_bytes);
+    writing = std::async(std::launch::async, [this, k, &shards, p = std::move(prepared)]() mutable {
+      return WriteShard(k, std::move(p), &shards[k]);
+    });
+  }
+  FFR_RETURN_IF_ERROR(finish_write());
+  Report(true);
+
+  info_.samples = static_cast<int64_t>(index_.size());
+  for (const ShardInfo& s : shards) info_.bytes += s.bytes;
+  for (size_t i = 0; i < index_.size(); ++i) {
+    const size_t n = index_.box_count(i);
+    info_.boxes += static_cast<int64_t>(n);
+    info_.background += n == 0 ? 1 : 0;
+    for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
+  }
+  info_.shards = shards;  // an empty split still has one (empty) shard
+  FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile));
+  summary_->images += info_.samples;
+  summary_->boxes += info_.boxes;
+  summary_->background += info_.background;
+  summary_->skipped += info_.skipped;
+  summary_->bytes += info_.bytes;
+  *result = info_;
+  return Status::OK();
+}
+
+std::map<std::string, std::string> OptionsRecord(const PackOptions& opt) {
+  std::map<std::string, std::string> m;
+  m["shard_bytes"] = std::to_string(opt.shard_bytes);
+  m["shards"] = std::to_string(opt.shards);
+  m["check"] = opt.full_decode ? "true" : "false";
+  m["skip_bad"] = opt.skip_bad ? "true" : "false";
+  m["max_size"] = std::to_string(opt.max_size);
+  m["quality"] = std::to_string(opt.quality);
+  std::string splits;
+  for (const std::string& s : opt.scan.splits) splits += (splits.empty() ? "" : ",") + s;
+  m["splits"] = splits.empty() ? "all" : splits;
+  m["layout"] = SourceLayoutName(opt.scan.layout);
+  return m;
+}
+
+std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source) {
+  Fingerprint f;
+  f.Add(fs::absolute(opt.source).lexically_normal().string());
+  for (const auto& [k, v] : OptionsRecord(opt)) f.Add(k + "=" + v);
+  for (const SourceSplit& s : source.splits) {
+    f.Add(s.name);
+    for (const SourceImage& im : s.images) {
+      f.Add(im.path);
+      f.Add(FileSizeOrZero(im.path));
+      f.Add(im.info.boxes.size());
+    }
+  }
+  return f.Hex();
+}
+
+// Decides what to do with an existing output directory: start afresh, resume,
+// or refuse.
+Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
+  ffr::Env* env = ffr::Env::Default();
+  const std::string state_path = opt.output + "/" + kStateFile;
+  std::error_code ec;
+  const bool exists = fs::exists(opt.output, ec);
+  const bool empty = !exists || fs::is_empty(opt.output, ec);
+  if (exists && !fs::is_directory(opt.output, ec))
+    return Status::AlreadyExists(opt.output + ": exists and is not a directory");
+  if (!empty && opt.force) {
+    fs::remove_all(opt.output, ec);
+    if (ec) return Status::IOError(opt.output + ": cannot remove: " + ec.message());
+  } else if (!empty) {
+    if (env->FileExists(opt.output + "/" + kManifestFile))
+      return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
+    std::string state;
+    if (!ffr::ReadFileToString(env, state_path, &state).ok())
+      return Status::AlreadyExists(opt.output + ": directory is not empty and is not an unfinished pack; use --force "
+                                                "to overwrite it");
+    if (state.find(fingerprint) == std::string::npos)
+      return Status::AlreadyExists(opt.output +
+                                   ": holds an unfinished pack of another source or with other options; rerun that "
+                                   "pack to resume it, or use --force to start over");
+    return Status::OK();  // resume
+  }
+  FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
+  return ffr::WriteFileAtomically(env, state_path, "fingerprint: " + fingerprint + "\n");
+}
+
+}  // namespace
+
+Status Pack(const PackOptions& options, PackSummary* summary) {
+  const auto start = Clock::now();
+  PackOptions opt = options;
+  while (opt.output.size() > 1 && opt.output.back() == '/') opt.output.pop_back();
+  if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
+  if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
+    return Status::InvalidArgument("--max-size must be >= 0 and --quality in [1, 100]");
+  SourceDataset source;
+  FFR_RETURN_IF_ERROR(ScanSource(opt.source, opt.scan, &source));
+  for (const std::string& w : source.warnings)
+    if (opt.on_message) opt.on_message("warning: " + w);
+  *summary = PackSummary();
+  summary->warnings += static_cast<int64_t>(source.warnings.size());
+  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source)));
+
+  Manifest& m = summary->manifest;
+  m.created = NowIso8601();
+  m.source = fs::absolute(opt.source).lexically_normal().string();
+  m.source_layout = SourceLayoutName(source.layout);
+  m.names = source.class_names;
+  m.category_ids = source.category_ids;
+  m.options = OptionsRecord(opt);
+  for (const SourceSplit& split : source.splits) {
+    SplitInfo info;
+    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, split, summary).Run(&info));
+    m.splits.push_back(std::move(info));
+  }
+  ffr::Env* env = ffr::Env::Default();
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, opt.output + "/" + kManifestFile, m.ToYaml()));
+  FFR_RETURN_IF_ERROR(env->RemoveFile(opt.output + "/" + kStateFile));
+  summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::OK();
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,281 @@
+#include "ffyolo/source.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "source_layouts.h"
+
+namespace fs = std::filesystem;
+
+namespace ffyolo {
+
+namespace {
+
+// COCO's 80 detection classes in YOLO order, and the COCO category id of each
+// (utils/general.py::coco80_to_coco91_class).
+const char* const kCoco80Names[] = {
+    "person",        "bicycle",      "car",           "motorcycle",    "airplane",     "bus",
+    "train",         "truck",        "boat",          "traffic light", "fire hydrant", "stop sign",
+    "parking meter", "bench",        "bird",          "cat",           "dog",          "horse",
+    "sheep",         "cow",          "elephant",      "bear",          "zebra",        "giraffe",
+    "backpack",      "umbrella",     "handbag",       "tie",           "suitcase",     "frisbee",
+    "skis",          "snowboard",    "sports ball",   "kite",          "baseball bat", "baseball glove",
+    "skateboard",    "surfboard",    "tennis racket", "bottle",        "wine glass",   "cup",
+    "fork",          "knife",        "spoon",         "bowl",          "banana",       "apple",
+    "sandwich",      "orange",       "broccoli",      "carrot",        "hot dog",      "pizza",
+    "donut",         "cake",         "chair",         "couch",         "potted plant", "bed",
+    "dining table",  "toilet",       "tv",            "laptop",        "mouse",        "remote",
+    "keyboard",      "cell phone",   "microwave",     "oven",          "toaster",      "sink",
+    "refrigerator",  "book",         "clock",         "vase",          "scissors",     "teddy bear",
+    "hair drier",    "toothbrush"};
+const int kCoco80To91[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 13, 14, 15, 16, 17,
+                           18, 19, 20, 21, 22, 23, 24, 25, 27, 28, 31, 32, 33, 34, 35, 36,
+                           37, 38, 39, 40, 41, 42, 43, 44, 46, 47, 48, 49, 50, 51, 52, 53,
+                           54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 67, 70, 72, 73,
+                           74, 75, 76, 77, 78, 79, 80, 81, 82, 84, 85, 86, 87, 88, 89, 90};
+static_assert(std::size(kCoco80Names) == 80 && std::size(kCoco80To91) == 80);
+
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+// Sorted names of the entries of `dir` that satisfy `keep`; empty when `dir`
+// cannot be listed.
+template <typename Keep>
+std::vector<std::string> ListDirectory(const std::string& dir, Keep keep) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (keep(*it)) names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Splits with an annotations/instances_<split>.json.
+std::vector<std::string> CocoJsonSplits(const std::string& root) {
+  static const std::string kPrefix = "instances_", kSuffix = ".json";
+  std::vector<std::string> splits;
+  for (const std::string& name : ListDirectory(root + "/annotations", [](const fs::directory_entry& e) {
+         std::error_code ec;
+         return e.is_regular_file(ec);
+       })) {
+    if (name.size() > kPrefix.size() + kSuffix.size() && name.compare(0, kPrefix.size(), kPrefix) == 0 &&
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+      splits.push_back(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size()));
+  }
+  return splits;
+}
+
+// Sub-directories of images/; the layout counts as YOLO only when one of them
+// has a labels/ counterpart (*any_labelled).
+std::vector<std::string> YoloSplits(const std::string& root, bool* any_labelled) {
+  std::vector<std::string> splits = ListDirectory(root + "/images", [](const fs::directory_entry& e) {
+    std::error_code ec;
+    return e.is_directory(ec);
+  });
+  *any_labelled = std::any_of(splits.begin(), splits.end(), [&](const std::string& split) {
+    return IsDirectory(root + "/labels/" + split);
+  });
+  return splits;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined.empty() ? "none" : joined;
+}
+
+Status SelectSplits(const std::string& root, SourceLayout layout, const std::vector<std::string>& found,
+                    const std::vector<std::string>& requested, std::vector<std::string>* selected) {
+  if (requested.empty()) {
+    *selected = found;
+    return Status::OK();
+  }
+  selected->clear();
+  for (const std::string& split : requested) {
+    if (std::find(found.begin(), found.end(), split) == found.end()) {
+      const std::string looked_for = layout == SourceLayout::kCocoJson
+                                         ? "annotations/instances_" + split + ".json"
+                                         : "images/" + split + "/";
+      return Status::NotFound(root + ": split '" + split + "' not found (looked for " + looked_for +
+                              "; found: " + JoinNames(found) + ")");
+    }
+    if (std::find(selected->begin(), selected->end(), split) == selected->end())
+      selected->push_back(split);
+  }
+  std::sort(selected->begin(), selected->end());
+  return Status::OK();
+}
+
+// The data YAML: the explicit one, else root/data.yaml, else the first
+// root/*.yaml (by name) with a `names` key. "" when there is none.
+Status FindDataYaml(const std::string& root, const std::string& explicit_path, std::string* path) {
+  if (!explicit_path.empty()) {
+    if (!IsRegularFile(explicit_path)) return Status::NotFound("data YAML " + explicit_path + " does not exist");
+    *path = explicit_path;
+    return Status::OK();
+  }
+  path->clear();
+  if (IsRegularFile(root + "/data.yaml")) {
+    *path = root + "/data.yaml";
+    return Status::OK();
+  }
+  for (const std::string& name : ListDirectory(root, [](const fs::directory_entry& e) {
+         std::error_code ec;
+         const std::string ext = e.path().extension().string();
+         return (ext == ".yaml" || ext == ".yml") && e.is_regular_file(ec);
+       })) {
+    try {
+      if (YAML::LoadFile(root + "/" + name)["names"]) {
+        *path = root + "/" + name;
+        return Status::OK();
+      }
+    } catch (const YAML::Exception&) {
+      // Not a data YAML; keep looking.
+    }
+  }
+  return Status::OK();
+}
+
+// Reads `names` (a list, or a map 0..n-1 -> name), `nc` (must agree) and the
+// optional `category_ids`.
+Status ReadDataYaml(const std::string& path, std::vector<std::string>* names, std::vector<int>* category_ids) {
+  names->clear();
+  category_ids->clear();
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    const YAML::Node names_node = root["names"];
+    if (names_node.IsSequence()) {
+      for (const YAML::Node& name : names_node) names->push_back(name.as<std::string>());
+    } else if (names_node.IsMap()) {
+      std::vector<std::pair<int, std::string>> entries;
+      for (const auto& entry : names_node) entries.emplace_back(entry.first.as<int>(), entry.second.as<std::string>());
+      std::sort(entries.begin(), entries.end());
+      for (size_t k = 0; k < entries.size(); ++k) {
+        if (entries[k].first != static_cast<int>(k))
+          return Status::InvalidArgument(path + ": `names` keys must be 0.." + std::to_string(entries.size() - 1) +
+                                         " (class " + std::to_string(k) + " is missing or repeated)");
+        names->push_back(entries[k].second);
+      }
+    } else {
+      return Status::InvalidArgument(path + ": no `names` list or map");
+    }
+    if (names->empty() || names->size() > 65536)
+      return Status::InvalidArgument(path + ": `names` must have 1..65536 classes, has " +
+                                     std::to_string(names->size()));
+    if (root["nc"] && root["nc"].as<size_t>() != names->size())
+      return Status::InvalidArgument(path + ": nc is " + root["nc"].as<std::string>() + " but `names` has " +
+                                     std::to_string(names->size()) + " entries");
+    if (const YAML::Node ids = root["category_ids"]) {
+      *category_ids = ids.as<std::vector<int>>();
+      if (category_ids->size() != names->size())
+        return Status::InvalidArgument(path + ": category_ids has " + std::to_string(category_ids->size()) +
+                                       " entries but `names` has " + std::to_string(names->size()));
+      if (std::set<int>(category_ids->begin(), category_ids->end()).size() != category_ids->size())
+        return Status::InvalidArgument(path + ": category_ids has repeated ids");
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(path + ": cannot read data YAML: " + e.what());
+  }
+  return Status::OK();
+}
+
+// COCO ids of YOLO classes that the YAML does not map: COCO's own ids when the
+// names are COCO's 80, else 1..nc.
+std::vector<int> DefaultCategoryIds(const std::vector<std::string>& names) {
+  std::vector<int> ids(names.size());
+  const bool coco80 = names.size() == 80 && std::equal(names.begin(), names.end(), std::begin(kCoco80Names));
+  for (size_t k = 0; k < names.size(); ++k) ids[k] = coco80 ? kCoco80To91[k] : static_cast<int>(k) + 1;
+  return ids;
+}
+
+Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& splits, const ScanOptions& options,
+                   SourceDataset* out) {
+  std::string yaml_path;
+  FFR_RETURN_IF_ERROR(FindDataYaml(root, options.data_yaml, &yaml_path));
+  if (!yaml_path.empty()) FFR_RETURN_IF_ERROR(ReadDataYaml(yaml_path, &out->class_names, &out->category_ids));
+
+  int max_class = -1;
+  for (const std::string& name : splits) {
+    SourceSplit split;
+    int split_max_class = -1;
+    FFR_RETURN_IF_ERROR(source_internal::ScanYoloTxtSplit(root, name, out->class_names.size(), &out->warnings,
+                                                          &split, &split_max_class));
+    max_class = std::max(max_class, split_max_class);
+    out->splits.push_back(std::move(split));
+  }
+
+  if (yaml_path.empty()) {
+    for (int k = 0; k <= max_class; ++k) out->class_names.push_back(std::to_string(k));
+    out->warnings.push_back(root + ": no data YAML with `names` (looked for data.yaml and *.yaml): " +
+                            std::to_string(out->class_names.size()) +
+                            " classes inferred from the labels, named by index, category ids 1..nc");
+  }
+  if (out->category_ids.empty()) out->category_ids = DefaultCategoryIds(out->class_names);
+  return Status::OK();
+}
+
+}  // namespace
+
+const char* SourceLayoutName(SourceLayout layout) {
+  switch (layout) {
+    case SourceLayout::kAuto: return "auto";
+    case SourceLayout::kCocoJson: return "coco-json";
+    case SourceLayout::kYoloTxt: return "yolo-txt";
+  }
+  return "unknown";
+}
+
+Status ScanSource(const std::string& root_arg, const ScanOptions& options, SourceDataset* out) {
+  *out = SourceDataset();
+  std::string root = root_arg;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (!IsDirectory(root)) return Status::NotFound("dataset root " + root + " is not a directory");
+
+  const std::vector<std::string> coco_splits = CocoJsonSplits(root);
+  bool yolo_labelled = false;
+  const std::vector<std::string> yolo_splits = YoloSplits(root, &yolo_labelled);
+  const std::string kCocoLooked = "annotations/instances_<split>.json (COCO JSON)";
+  const std::string kYoloLooked = "images/<split>/ with labels/<split>/ (YOLO txt)";
+
+  SourceLayout layout = options.layout;
+  if (layout == SourceLayout::kAuto) {
+    if (!coco_splits.empty()) {
+      layout = SourceLayout::kCocoJson;
+    } else if (yolo_labelled) {
+      layout = SourceLayout::kYoloTxt;
+    } else {
+      return Status::NotFound(root + ": no dataset found: looked for " + kCocoLooked + " and " + kYoloLooked);
+    }
+  } else if (layout == SourceLayout::kCocoJson && coco_splits.empty()) {
+    return Status::NotFound(root + ": no COCO JSON dataset: looked for " + kCocoLooked);
+  } else if (layout == SourceLayout::kYoloTxt && !yolo_labelled) {
+    return Status::NotFound(root + ": no YOLO txt dataset: looked for " + kYoloLooked);
+  }
+
+  out->layout = layout;
+  out->root = root;
+  std::vector<std::string> splits;
+  FFR_RETURN_IF_ERROR(SelectSplits(root, layout, layout == SourceLayout::kCocoJson ? coco_splits : yolo_splits,
+                                   options.splits, &splits));
+  if (layout == SourceLayout::kYoloTxt) return ScanYoloTxt(root, splits, options, out);
+
+  for (const std::string& name : splits) {
+    SourceSplit split;
+    FFR_RETURN_IF_ERROR(source_internal::ScanCocoJsonSplit(root, name, out, &split));
+    out->splits.push_back(std::move(split));
+  }
+  return Status::OK();
+}
+
+}  // namespace ffyolo

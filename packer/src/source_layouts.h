@@ -1,0 +1,25 @@
+// The two source layouts ScanSource knows, one split at a time. Internal to
+// ffyolo_source: source.cc detects the layout and handles the class names.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ffyolo/source.h"
+
+namespace ffyolo::source_internal {
+
+// Reads root/annotations/instances_<split>.json. The first split read sets
+// dataset->class_names and category_ids; later splits must have the same
+// categories. Warnings go to dataset->warnings.
+Status ScanCocoJsonSplit(const std::string& root, const std::string& split, SourceDataset* dataset,
+                         SourceSplit* out);
+
+// Reads root/images/<split>/ and root/labels/<split>/. `num_classes` is the
+// class count from the data YAML, 0 when unknown (classes are then only
+// checked to be non-negative). *max_class gets the largest class index seen,
+// -1 when there is none.
+Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_t num_classes,
+                        std::vector<std::string>* warnings, SourceSplit* out, int* max_class);
+
+}  // namespace ffyolo::source_internal

@@ -1,0 +1,291 @@
+// Pack end to end: coco128 from both source layouts, bad input, crash safety, resume.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "ffr/reader.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/pack.h"
+#include "packer_source/tiny_images.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::MakeJpeg;
+using testing::ReadFileToString;
+using testing::ScratchDir;
+using testing::WriteStringToFile;
+
+PackOptions Options(const std::string& src, const std::string& out) {
+  PackOptions o;
+  o.source = src;
+  o.output = out;
+  o.threads = 2;
+  return o;
+}
+
+// A tiny official-COCO tree: images/<split>/ plus annotations/instances_<split>.json.
+// Each entry of `images` is {file name, width, height, bytes}.
+struct TinyImage {
+  std::string file;
+  int w, h;
+  std::string bytes;
+  std::string annotations;  // JSON objects without "image_id"/"id", comma-separated
+};
+
+void WriteCocoTree(const std::string& root, const std::string& split, const std::vector<TinyImage>& images) {
+  fs::create_directories(root + "/annotations");
+  fs::create_directories(root + "/images/" + split);
+  std::string imgs, anns;
+  int ann_id = 1;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const TinyImage& im = images[i];
+    if (!im.bytes.empty()) ASSERT_TRUE(WriteStringToFile(root + "/images/" + split + "/" + im.file, im.bytes));
+    imgs += std::string(imgs.empty() ? "" : ",") + "{\"id\":" + std::to_string(i + 1) + ",\"file_name\":\"" +
+            im.file + "\",\"width\":" + std::to_string(im.w) + ",\"height\":" + std::to_string(im.h) + "}";
+    if (!im.annotations.empty())
+      anns += std::string(anns.empty() ? "" : ",") + "{\"id\":" + std::to_string(ann_id++) +
+              ",\"image_id\":" + std::to_string(i + 1) + "," + im.annotations + "}";
+  }
+  const std::string json = "{\"images\":[" + imgs + "],\"annotations\":[" + anns +
+                           "],\"categories\":[{\"id\":3,\"name\":\"car\"},{\"id\":1,\"name\":\"person\"}]}";
+  ASSERT_TRUE(WriteStringToFile(root + "/annotations/instances_" + split + ".json", json));
+}
+
+const char kBox[] = "\"category_id\":1,\"bbox\":[4,4,20,10],\"area\":200,\"iscrowd\":0";
+
+LabelIndex LoadIndex(const std::string& dataset, const std::string& split) {
+  std::unique_ptr<Dataset> d;
+  Status s = Dataset::Open(dataset, &d);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  LabelIndex idx;
+  if (d) EXPECT_TRUE(d->LoadLabelIndex(split, &idx).ok());
+  return idx;
+}
+
+TEST(PackCoco128Test, JsonAndYoloSourcesGiveTheSameBoxes) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScratchDir dir("coco128");
+  PackOptions json = Options(coco128, dir / "json.ffr");
+  json.scan.layout = SourceLayout::kCocoJson;
+  json.shards = 3;
+  PackSummary js;
+  Status s = Pack(json, &js);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(js.images, 128);
+  EXPECT_EQ(js.boxes, 939);
+  EXPECT_EQ(js.background, 2);
+  ASSERT_EQ(js.manifest.splits.size(), 1u);
+  EXPECT_EQ(js.manifest.splits[0].crowd_boxes, 10);
+  EXPECT_EQ(js.manifest.splits[0].shards.size(), 3u);
+  EXPECT_EQ(js.manifest.names.size(), 80u);
+  EXPECT_EQ(js.manifest.category_ids[11], 13);  // stop sign: ids skip 12
+
+  PackOptions yolo = Options(coco128, dir / "yolo.ffr");
+  yolo.scan.layout = SourceLayout::kYoloTxt;
+  PackSummary ys;
+  s = Pack(yolo, &ys);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ys.images, 128);
+  EXPECT_EQ(ys.boxes, 929);
+  EXPECT_EQ(ys.manifest.category_ids, js.manifest.category_ids);
+
+  const LabelIndex a = LoadIndex(dir / "json.ffr", "train2017");
+  const LabelIndex b = LoadIndex(dir / "yolo.ffr", "train2017");
+  ASSERT_EQ(a.size(), 128u);
+  ASSERT_EQ(b.size(), 128u);
+  std::map<int64_t, size_t> by_id;
+  for (size_t i = 0; i < b.size(); ++i) by_id[b.image_id(i)] = i;
+  int compared = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(by_id.count(a.image_id(i))) << a.file_name(i);
+    const size_t j = by_id[a.image_id(i)];
+    EXPECT_EQ(a.width(i), b.width(j));
+    EXPECT_EQ(a.height(i), b.height(j));
+    std::vector<Box> crowdless;
+    for (size_t k = 0; k < a.box_count(i); ++k)
+      if (!a.boxes(i)[k].iscrowd) crowdless.push_back(a.boxes(i)[k]);
+    ASSERT_EQ(crowdless.size(), b.box_count(j)) << a.file_name(i);
+    for (const Box& x : crowdless) {
+      bool found = false;
+      for (size_t k = 0; k < b.box_count(j) && !found; ++k) {
+        const Box& y = b.boxes(j)[k];
+        found = x.class_index == y.class_index && std::abs(x.cx - y.cx) < 2e-6 && std::abs(x.cy - y.cy) < 2e-6 &&
+                std::abs(x.w - y.w) < 2e-6 && std::abs(x.h - y.h) < 2e-6;
+      }
+      EXPECT_TRUE(found) << a.file_name(i) << " class " << x.class_index;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 929);
+}
+
+TEST(PackCoco128Test, RecordsHoldTheOriginalBytesUntouched) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScratchDir dir("bytes");
+  PackSummary sum;
+  ASSERT_TRUE(Pack(Options(coco128, dir / "c.ffr"), &sum).ok());
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(dir / "c.ffr", &d).ok());
+  std::unique_ptr<ffr::Reader> r;
+  ASSERT_TRUE(d->OpenReader("train2017", ffr::ReaderOptions(), &r).ok());
+  ffr::ReadBuffer buf;
+  for (int64_t i : {0, 37, 127}) {
+    ffr::Sample s;
+    ASSERT_TRUE(r->Read(i, &buf, &s).ok());
+    RecordView v;
+    ASSERT_TRUE(RecordView::Parse(s.data, s.size, r->Describe(i), &v).ok());
+    const std::string original =
+        ReadFileToString(coco128 + "/images/train2017/" + std::string(v.file_name()));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size()), original);
+  }
+}
+
+TEST(PackCoco128Test, MaxSizeReencodesLargeImages) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScratchDir dir("maxsize");
+  PackOptions o = Options(coco128, dir / "small.ffr");
+  o.max_size = 320;
+  o.quality = 85;
+  PackSummary sum;
+  ASSERT_TRUE(Pack(o, &sum).ok());
+  const LabelIndex small = LoadIndex(dir / "small.ffr", "train2017");
+  ASSERT_EQ(small.size(), 128u);
+  for (size_t i = 0; i < small.size(); ++i) EXPECT_LE(std::max(small.width(i), small.height(i)), 320u);
+  EXPECT_LT(sum.bytes, 22000000u / 2);
+}
+
+TEST(PackTest, MissingImageFailsFastNamingTheFile) {
+  ScratchDir dir("missing");
+  WriteCocoTree(dir / "src", "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}, {"gone.jpg", 32, 24, "", ""}});
+  PackSummary sum;
+  Status s = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("gone.jpg"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("missing"), std::string::npos) << s.message();
+  std::unique_ptr<Dataset> d;
+  EXPECT_TRUE(Dataset::Open(dir / "out.ffr", &d).IsNotFound());  // nothing that looks complete
+}
+
+TEST(PackTest, SkipBadReportsEachSkipAndCounts) {
+  ScratchDir dir("skip");
+  std::string truncated = MakeJpeg(64, 48, 3);
+  truncated.resize(truncated.size() / 2);
+  WriteCocoTree(dir / "src", "val",
+                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
+                 {"gone.jpg", 32, 24, "", ""},
+                 {"cut.jpg", 64, 48, truncated, ""},
+                 {"wrongsize.jpg", 50, 50, MakeJpeg(32, 24, 3), ""},
+                 {"bg.jpg", 16, 16, MakeJpeg(16, 16, 1), ""}});
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.skip_bad = true;
+  std::vector<std::string> messages;
+  o.on_message = [&](const std::string& m) { messages.push_back(m); };
+  PackSummary sum;
+  Status s = Pack(o, &sum);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sum.images, 2);
+  EXPECT_EQ(sum.skipped, 3);
+  EXPECT_EQ(sum.background, 1);
+  EXPECT_EQ(sum.manifest.splits[0].skipped, 3);
+  std::string all;
+  for (const auto& m : messages) all += m + "\n";
+  for (const char* name : {"gone.jpg", "cut.jpg", "wrongsize.jpg"})
+    EXPECT_NE(all.find(name), std::string::npos) << name << " not reported in:\n" << all;
+  EXPECT_NE(all.find("truncated"), std::string::npos) << all;
+  const LabelIndex idx = LoadIndex(dir / "out.ffr", "val");
+  ASSERT_EQ(idx.size(), 2u);
+  EXPECT_EQ(idx.file_name(0), "a.jpg");
+  EXPECT_EQ(idx.box_count(0), 1u);
+  EXPECT_EQ(idx.boxes(0)[0].class_index, 0);  // category 1 sorts first
+  EXPECT_FLOAT_EQ(idx.boxes(0)[0].cx, 14.0f / 32);
+  EXPECT_FLOAT_EQ(idx.boxes(0)[0].area, 200.0f);
+}
+
+TEST(PackTest, EmptySplitGetsOneEmptyShard) {
+  ScratchDir dir("empty");
+  WriteCocoTree(dir / "src", "val", {});
+  PackSummary sum;
+  ASSERT_TRUE(Pack(Options(dir / "src", dir / "out.ffr"), &sum).ok());
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &d).ok());
+  std::unique_ptr<ffr::Reader> r;
+  ASSERT_TRUE(d->OpenReader("val", ffr::ReaderOptions(), &r).ok());
+  EXPECT_EQ(r->size(), 0);
+  EXPECT_EQ(d->manifest().splits[0].shards.size(), 1u);
+}
+
+TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
+  ScratchDir dir("refuse");
+  WriteCocoTree(dir / "src", "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
+  PackSummary sum;
+  ASSERT_TRUE(Pack(Options(dir / "src", dir / "out.ffr"), &sum).ok());
+  Status again = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  EXPECT_TRUE(again.IsAlreadyExists());
+  EXPECT_NE(again.message().find("--force"), std::string::npos);
+  fs::create_directories(dir / "other");
+  ASSERT_TRUE(WriteStringToFile(dir / "other/notes.txt", "mine"));
+  Status other = Pack(Options(dir / "src", dir / "other"), &sum);
+  EXPECT_TRUE(other.IsAlreadyExists());
+  EXPECT_TRUE(fs::exists(dir / "other/notes.txt"));  // nothing lost
+  PackOptions forced = Options(dir / "src", dir / "out.ffr");
+  forced.force = true;
+  EXPECT_TRUE(Pack(forced, &sum).ok());
+}
+
+// A pack killed mid-way leaves no complete-looking dataset; running it again
+// resumes after the finished shards and gives the same dataset as a clean run.
+TEST(PackCoco128Test, KilledPackLeavesNothingCompleteAndResumes) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScratchDir dir("killed");
+  PackOptions o = Options(coco128, dir / "out.ffr");
+  o.shards = 16;
+  o.threads = 1;
+  o.full_decode = true;  // slow enough to be caught mid-way
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    PackSummary s;
+    Pack(o, &s);
+    _exit(0);
+  }
+  const std::string first_shard = dir / "out.ffr/train2017/PART_00001.ffr";
+  for (int i = 0; i < 2000 && !fs::exists(first_shard); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the pack finished before it could be killed";
+  std::unique_ptr<Dataset> d;
+  EXPECT_TRUE(Dataset::Open(dir / "out.ffr", &d).IsNotFound());
+
+  PackSummary resumed;
+  Status s = Pack(o, &resumed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GT(resumed.resumed_shards, 0);
+  PackOptions clean = o;
+  clean.output = dir / "clean.ffr";
+  PackSummary fresh;
+  ASSERT_TRUE(Pack(clean, &fresh).ok());
+  EXPECT_EQ(resumed.images, fresh.images);
+  EXPECT_EQ(resumed.boxes, fresh.boxes);
+  EXPECT_EQ(ReadFileToString(dir / "out.ffr/train2017/labels.idx.zst"),
+            ReadFileToString(dir / "clean.ffr/train2017/labels.idx.zst"));
+  for (int k = 0; k < 16; ++k) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "/train2017/PART_%05d.ffr", k);
+    EXPECT_EQ(ReadFileToString(dir / ("out.ffr" + std::string(name))),
+              ReadFileToString(dir / ("clean.ffr" + std::string(name))))
+        << name;
+  }
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -1,0 +1,133 @@
+// The record, label index and manifest encodings round-trip and reject damage.
+#include <gtest/gtest.h>
+
+#include "ffyolo/label_index.h"
+#include "ffyolo/manifest.h"
+#include "ffyolo/record.h"
+
+namespace ffyolo {
+namespace {
+
+RecordInfo SampleInfo() {
+  RecordInfo info;
+  info.encoding = ImageEncoding::kPng;
+  info.width = 640;
+  info.height = 427;
+  info.image_id = 9;
+  info.file_name = "000000000009.jpg";
+  info.boxes.push_back({45, false, 0.479f, 0.688f, 0.955f, 0.595f, 120057.1f});
+  info.boxes.push_back({0, true, 0.1f, 0.2f, 0.05f, 0.07f, 33.5f});
+  return info;
+}
+
+TEST(RecordTest, RoundTrip) {
+  const RecordInfo info = SampleInfo();
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(info, "IMAGEBYTES", &rec).ok());
+  EXPECT_EQ(rec.size(), kRecordHeaderSize + info.file_name.size() + 2 * kRecordBoxSize + 10);
+  RecordView v;
+  ASSERT_TRUE(RecordView::Parse(reinterpret_cast<const uint8_t*>(rec.data()), rec.size(), "s0", &v).ok());
+  EXPECT_EQ(v.encoding(), ImageEncoding::kPng);
+  EXPECT_EQ(v.width(), 640u);
+  EXPECT_EQ(v.height(), 427u);
+  EXPECT_EQ(v.image_id(), 9);
+  EXPECT_EQ(v.file_name(), "000000000009.jpg");
+  EXPECT_EQ(v.boxes(), info.boxes);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size()), "IMAGEBYTES");
+}
+
+TEST(RecordTest, HeaderBytesAreLittleEndianAsDocumented) {
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(SampleInfo(), "", &rec).ok());
+  EXPECT_EQ(rec.substr(0, 4), "FYR1");
+  EXPECT_EQ(static_cast<uint8_t>(rec[4]), 1);    // version
+  EXPECT_EQ(static_cast<uint8_t>(rec[6]), 2);    // png
+  EXPECT_EQ(static_cast<uint8_t>(rec[8]), 0x80);  // width 640 = 0x280
+  EXPECT_EQ(static_cast<uint8_t>(rec[9]), 0x02);
+  EXPECT_EQ(static_cast<uint8_t>(rec[24]), 2);  // box count
+  EXPECT_EQ(static_cast<uint8_t>(rec[28]), 16);  // name length
+}
+
+TEST(RecordTest, RejectsDamage) {
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(SampleInfo(), "IMAGEBYTES", &rec).ok());
+  RecordView v;
+  auto parse = [&](const std::string& r) {
+    return RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), "train2017 sample 3", &v);
+  };
+  std::string bad_magic = rec;
+  bad_magic[0] = 'X';
+  Status s = parse(bad_magic);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("train2017 sample 3"), std::string::npos);
+  std::string bad_version = rec;
+  bad_version[4] = 9;
+  EXPECT_TRUE(parse(bad_version).IsNotSupported());
+  EXPECT_TRUE(parse(rec.substr(0, rec.size() - 1)).IsCorruption());
+  EXPECT_TRUE(parse(rec.substr(0, 20)).IsCorruption());
+  std::string bad_encoding = rec;
+  bad_encoding[6] = 7;
+  EXPECT_TRUE(parse(bad_encoding).IsCorruption());
+}
+
+TEST(LabelIndexTest, RoundTripAndCorruption) {
+  LabelIndex idx;
+  RecordInfo a = SampleInfo();
+  RecordInfo b;
+  b.image_id = 77;
+  b.width = 10;
+  b.height = 20;
+  b.file_name = "bg.jpg";
+  idx.Add(a, 1234);
+  idx.Add(b, 55);
+  const std::string data = idx.Encode();
+  LabelIndex back;
+  ASSERT_TRUE(LabelIndex::Decode(data, "labels.idx.zst", &back).ok());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.total_boxes(), 2u);
+  EXPECT_EQ(back.info(0).boxes, a.boxes);
+  EXPECT_EQ(back.image_bytes(0), 1234u);
+  EXPECT_EQ(back.box_count(1), 0u);
+  EXPECT_EQ(back.file_name(1), "bg.jpg");
+  EXPECT_EQ(back.image_id(1), 77);
+  std::string damaged = data;
+  damaged[damaged.size() / 2] ^= 0x55;
+  Status s = LabelIndex::Decode(damaged, "labels.idx.zst", &back);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("labels.idx.zst"), std::string::npos);
+  EXPECT_FALSE(LabelIndex::Decode(data.substr(0, 10), "x", &back).ok());
+}
+
+TEST(ManifestTest, YamlRoundTrip) {
+  Manifest m;
+  m.created = "2026-11-22T00:00:00Z";
+  m.source = "/data/coco";
+  m.source_layout = "coco-json";
+  m.names = {"person", "traffic light"};
+  m.category_ids = {1, 10};
+  SplitInfo s;
+  s.name = "val2017";
+  s.samples = 5;
+  s.boxes = 7;
+  s.crowd_boxes = 1;
+  s.background = 2;
+  s.bytes = 999;
+  s.shards = {{"PART_00000.ffr", 3, 600}, {"PART_00001.ffr", 2, 399}};
+  m.splits = {s};
+  m.options["quality"] = "90";
+  Manifest back;
+  ASSERT_TRUE(Manifest::FromYaml(m.ToYaml(), "dataset.yaml", &back).ok());
+  EXPECT_EQ(back.names, m.names);
+  EXPECT_EQ(back.category_ids, m.category_ids);
+  ASSERT_EQ(back.splits.size(), 1u);
+  EXPECT_EQ(back.splits[0].shards.size(), 2u);
+  EXPECT_EQ(back.splits[0].shards[1].samples, 2);
+  EXPECT_EQ(back.splits[0].crowd_boxes, 1);
+  EXPECT_EQ(back.options["quality"], "90");
+  Status bad = Manifest::FromYaml("format: something-else\n", "x/dataset.yaml", &back);
+  EXPECT_TRUE(bad.IsCorruption());
+  EXPECT_NE(bad.message().find("x/dataset.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ffyolo

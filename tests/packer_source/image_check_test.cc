@@ -1,0 +1,223 @@
+#include "ffyolo/image_check.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tiny_images.h"
+
+namespace ffyolo {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeJpeg;
+using testing::MakePng;
+
+Box MakeBox(uint16_t cls, float cx, float cy, float w, float h) {
+  Box box;
+  box.class_index = cls;
+  box.cx = cx, box.cy = cy, box.w = w, box.h = h;
+  box.area = 10;
+  return box;
+}
+
+RecordInfo SizedInfo(uint32_t width, uint32_t height, std::vector<Box> boxes) {
+  RecordInfo info;
+  info.width = width;
+  info.height = height;
+  info.boxes = std::move(boxes);
+  return info;
+}
+
+TEST(ImageInspectorTest, JpegHeaderGivesSizeAndComponents) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  ASSERT_TRUE(inspector.Inspect(MakeJpeg(40, 30, 3), "a.jpg", true, &facts).ok());
+  EXPECT_EQ(facts.encoding, ImageEncoding::kJpeg);
+  EXPECT_EQ(facts.width, 40u);
+  EXPECT_EQ(facts.height, 30u);
+  EXPECT_EQ(facts.components, 3);
+  EXPECT_EQ(facts.jpeg_subsampling, TJSAMP_420);
+
+  ASSERT_TRUE(inspector.Inspect(MakeJpeg(17, 9, 1), "gray.jpg", true, &facts).ok());
+  EXPECT_EQ(facts.width, 17u);
+  EXPECT_EQ(facts.height, 9u);
+  EXPECT_EQ(facts.components, 1);
+}
+
+TEST(ImageInspectorTest, TruncatedJpegDetectedWithoutDecoding) {
+  const std::string jpeg = MakeJpeg(64, 48, 3);
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect(jpeg.substr(0, jpeg.size() / 2), "half.jpg", false, &facts);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("half.jpg"));
+  EXPECT_THAT(s.message(), HasSubstr("truncated JPEG"));
+}
+
+TEST(ImageInspectorTest, PaddingAfterEndOfImageIsAccepted) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  EXPECT_TRUE(inspector.Inspect(MakeJpeg(16, 16, 3) + std::string(10, '\0'), "padded.jpg", true, &facts).ok());
+}
+
+TEST(ImageInspectorTest, CorruptJpegBodyDetectedOnlyByFullDecode) {
+  std::string jpeg = MakeJpeg(64, 64, 3);
+  const size_t scan = jpeg.find("\xFF\xDA");
+  ASSERT_NE(scan, std::string::npos);
+  // A marker in the middle of the entropy-coded data: the header and the end
+  // marker stay intact, the pixels do not.
+  const size_t middle = scan + (jpeg.size() - scan) / 2;
+  jpeg.replace(middle, 4, "\xFF\xD3\xFF\xC4", 4);
+
+  // Half the data and an end marker: libjpeg only warns ("premature end").
+  const std::string whole = MakeJpeg(64, 48, 3);
+  const std::string short_body = whole.substr(0, whole.size() / 2) + "\xFF\xD9";
+
+  ImageInspector inspector;
+  ImageFacts facts;
+  for (const std::string& bad : {jpeg, short_body}) {
+    EXPECT_TRUE(inspector.Inspect(bad, "corrupt.jpg", false, &facts).ok());
+    const Status s = inspector.Inspect(bad, "corrupt.jpg", true, &facts);
+    ASSERT_FALSE(s.ok());
+    EXPECT_THAT(s.message(), HasSubstr("corrupt.jpg: JPEG does not decode cleanly"));
+  }
+  EXPECT_TRUE(inspector.Inspect(whole, "whole.jpg", true, &facts).ok());
+}
+
+TEST(ImageInspectorTest, UnreadableJpegHeaderFails) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect(std::string("\xFF\xD8\xFF\xE0garbage\xFF\xD9", 13), "bad.jpg", false, &facts);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("bad.jpg: unreadable JPEG header"));
+}
+
+TEST(ImageInspectorTest, PngAcceptedWithItsSize) {
+  const std::string png = MakePng(23, 11);
+  ImageInspector inspector;
+  ImageFacts facts;
+  ASSERT_TRUE(inspector.Inspect(png, "a.png", true, &facts).ok());
+  EXPECT_EQ(facts.encoding, ImageEncoding::kPng);
+  EXPECT_EQ(facts.width, 23u);
+  EXPECT_EQ(facts.height, 11u);
+  EXPECT_EQ(facts.components, 3);
+
+  const Status s = inspector.Inspect(png.substr(0, png.size() - 20), "cut.png", false, &facts);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("cut.png: truncated PNG"));
+}
+
+TEST(ImageInspectorTest, OtherFormatsHaveUnknownSize) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  ASSERT_TRUE(inspector.Inspect("BM not really a bitmap", "a.bmp", true, &facts).ok());
+  EXPECT_EQ(facts.encoding, ImageEncoding::kOther);
+  EXPECT_EQ(facts.width, 0u);
+
+  const Status s = inspector.Inspect("", "empty.jpg", false, &facts);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("empty.jpg: empty"));
+}
+
+TEST(ApplyImageFactsTest, SizeMustMatchTheAnnotations) {
+  ImageFacts facts;
+  facts.encoding = ImageEncoding::kJpeg;
+  facts.width = 40;
+  facts.height = 30;
+
+  RecordInfo from_json = SizedInfo(30, 40, {});
+  const Status s = ApplyImageFacts(facts, "images/x.jpg", &from_json);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("images/x.jpg"));
+  EXPECT_THAT(s.message(), HasSubstr("the image is 40x30 but the annotations say 30x40"));
+
+  RecordInfo matching = SizedInfo(40, 30, {});
+  EXPECT_TRUE(ApplyImageFacts(facts, "x", &matching).ok());
+
+  RecordInfo from_yolo;  // no size in the source: the image's own
+  ASSERT_TRUE(ApplyImageFacts(facts, "x", &from_yolo).ok());
+  EXPECT_EQ(from_yolo.width, 40u);
+  EXPECT_EQ(from_yolo.height, 30u);
+  EXPECT_EQ(from_yolo.encoding, ImageEncoding::kJpeg);
+}
+
+TEST(ApplyImageFactsTest, OtherFormatNeedsSizeFromTheSource) {
+  const ImageFacts other;  // kOther, size unknown
+  RecordInfo unknown;
+  const Status s = ApplyImageFacts(other, "a.webp", &unknown);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("a.webp: image size unknown"));
+
+  RecordInfo from_json = SizedInfo(50, 60, {});
+  ASSERT_TRUE(ApplyImageFacts(other, "a.webp", &from_json).ok());
+  EXPECT_EQ(from_json.encoding, ImageEncoding::kOther);
+  EXPECT_EQ(from_json.width, 50u);
+}
+
+TEST(CheckBoxesTest, BoxSlightlyOutsideIsClippedWithAWarning) {
+  // 200 px wide: the left edge is 1 px (0.5%) outside, within the 1% tolerance.
+  RecordInfo info = SizedInfo(200, 100, {MakeBox(1, 0.1f, 0.5f, 0.21f, 0.2f), MakeBox(0, 0.5f, 0.5f, 0.2f, 0.2f)});
+  const Box inside = info.boxes[1];
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(CheckBoxes(&info, 2, "img.jpg", &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("img.jpg: clipped 1 boxes"));
+  const Box& clipped = info.boxes[0];
+  EXPECT_NEAR(clipped.cx - clipped.w / 2, 0.0, 1e-7);
+  EXPECT_NEAR(clipped.cx + clipped.w / 2, 0.1 + 0.105, 1e-6);
+  EXPECT_FLOAT_EQ(clipped.cy, 0.5f);
+  EXPECT_FLOAT_EQ(clipped.h, 0.2f);
+  EXPECT_EQ(info.boxes[1], inside);
+}
+
+TEST(CheckBoxesTest, RoundingOverhangIsLeftAlone) {
+  RecordInfo info = SizedInfo(640, 480, {MakeBox(0, 0.5f, 0.5f, 1.0000001f, 0.5f)});
+  const Box before = info.boxes[0];
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(CheckBoxes(&info, 1, "img.jpg", &warnings).ok());
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(info.boxes[0], before);
+}
+
+TEST(CheckBoxesTest, BoxFarOutsideIsRejected) {
+  RecordInfo info = SizedInfo(200, 100, {MakeBox(0, 0.5f, 0.5f, 0.2f, 0.2f), MakeBox(3, 0.5f, 0.95f, 0.2f, 0.3f)});
+  std::vector<std::string> warnings;
+  const Status s = CheckBoxes(&info, 4, "far.jpg", &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("far.jpg: box 1 (class 3)"));
+  EXPECT_THAT(s.message(), HasSubstr("10 px outside the 200x100 image"));
+}
+
+TEST(CheckBoxesTest, DegenerateAndNonFiniteBoxesAreRejected) {
+  std::vector<std::string> warnings;
+  RecordInfo zero_width = SizedInfo(100, 100, {MakeBox(0, 0.5f, 0.5f, 0.0f, 0.2f)});
+  Status s = CheckBoxes(&zero_width, 1, "zero.jpg", &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("zero.jpg: box 0 (class 0): degenerate box"));
+
+  RecordInfo nan = SizedInfo(100, 100, {MakeBox(0, std::numeric_limits<float>::quiet_NaN(), 0.5f, 0.1f, 0.2f)});
+  s = CheckBoxes(&nan, 1, "nan.jpg", &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("nan.jpg: box 0 (class 0): non-finite"));
+}
+
+TEST(CheckBoxesTest, ClassOutOfRangeIsRejected) {
+  RecordInfo info = SizedInfo(100, 100, {MakeBox(80, 0.5f, 0.5f, 0.1f, 0.1f)});
+  std::vector<std::string> warnings;
+  const Status s = CheckBoxes(&info, 80, "cls.jpg", &warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("cls.jpg: box 0 (class 80): class is out of range (nc=80)"));
+}
+
+TEST(SetAreaFromBoxesTest, AreaIsBoxSizeInPixels) {
+  RecordInfo info = SizedInfo(640, 480, {MakeBox(0, 0.5f, 0.5f, 0.25f, 0.5f)});
+  SetAreaFromBoxes(&info);
+  EXPECT_FLOAT_EQ(info.boxes[0].area, 160.0f * 240.0f);
+}
+
+}  // namespace
+}  // namespace ffyolo

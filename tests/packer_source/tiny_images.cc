@@ -1,0 +1,70 @@
+#include "tiny_images.h"
+
+#include <turbojpeg.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace ffyolo::testing {
+
+namespace {
+
+void PutBigEndian32(std::string* out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xFF));
+}
+
+void PutPngChunk(std::string* png, const char* type, const std::string& data) {
+  PutBigEndian32(png, static_cast<uint32_t>(data.size()));
+  const std::string body = std::string(type, 4) + data;
+  png->append(body);
+  PutBigEndian32(png, static_cast<uint32_t>(
+                          crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size()))));
+}
+
+}  // namespace
+
+std::string MakeJpeg(int width, int height, int components) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * components);
+  uint32_t state = 12345;
+  for (unsigned char& p : pixels) {
+    state = state * 1664525u + 1013904223u;
+    p = static_cast<unsigned char>(state >> 24);
+  }
+  tjhandle handle = tjInitCompress();
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  const int rc = tjCompress2(handle, pixels.data(), width, 0, height, components == 1 ? TJPF_GRAY : TJPF_RGB,
+                             &jpeg, &size, components == 1 ? TJSAMP_GRAY : TJSAMP_420, 90, 0);
+  std::string out = rc == 0 ? std::string(reinterpret_cast<char*>(jpeg), size) : std::string();
+  tjFree(jpeg);
+  tjDestroy(handle);
+  if (out.empty()) throw std::runtime_error("tjCompress2 failed");
+  return out;
+}
+
+std::string MakePng(int width, int height) {
+  std::string raw;  // filter byte 0, then RGB per row
+  for (int y = 0; y < height; ++y) {
+    raw.push_back(0);
+    for (int x = 0; x < width * 3; ++x) raw.push_back(static_cast<char>((x + y) & 0xFF));
+  }
+  std::string compressed(compressBound(static_cast<uLong>(raw.size())), '\0');
+  uLongf compressed_size = static_cast<uLongf>(compressed.size());
+  compress(reinterpret_cast<Bytef*>(compressed.data()), &compressed_size,
+           reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()));
+  compressed.resize(compressed_size);
+
+  std::string png("\x89PNG\r\n\x1A\n", 8);
+  std::string ihdr;
+  PutBigEndian32(&ihdr, static_cast<uint32_t>(width));
+  PutBigEndian32(&ihdr, static_cast<uint32_t>(height));
+  ihdr += std::string("\x08\x02\x00\x00\x00", 5);  // 8-bit, RGB, deflate, no filter, no interlace
+  PutPngChunk(&png, "IHDR", ihdr);
+  PutPngChunk(&png, "IDAT", compressed);
+  PutPngChunk(&png, "IEND", "");
+  return png;
+}
+
+}  // namespace ffyolo::testing
