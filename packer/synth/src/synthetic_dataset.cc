@@ -1,0 +1,353 @@
+#include "ffyolo/synthetic.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ffyolo/synthetic_classes.h"
+#include "jpeg_encoder.h"
+#include "synth_rng.h"
+
+namespace ffyolo {
+
+namespace fs = std::filesystem;
+using ffr::Status;
+
+namespace {
+
+constexpr int kMinImageSide = 16;
+constexpr int kMaxImageSide = 16384;
+constexpr int kMaxObjectsPerImage = 1000;
+
+struct Split {
+  std::string name;
+  int num_images;
+  int64_t first_global_index;  // images of earlier splits, for dataset-wide image ids
+};
+
+struct ImageRecord {
+  int64_t id = 0;
+  std::string file_name;
+  int width = 0;
+  int height = 0;
+  std::vector<SyntheticObject> objects;
+};
+
+Status ValidateSplitName(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+      name == "annotations" || name == "images" || name == "labels") {
+    return Status::InvalidArgument("split name '" + name +
+                                   "' must be a plain folder name other than annotations, images, labels");
+  }
+  return Status::OK();
+}
+
+Status ValidateOptions(const SyntheticOptions& o) {
+  auto bad = [](const std::string& what) { return Status::InvalidArgument("synthetic dataset: " + what); };
+  if (o.output_dir.empty()) return bad("no output directory");
+  if (o.train_images < 1) return bad("train_images must be at least 1");
+  if (o.val_images < 0) return bad("val_images must not be negative");
+  // Image ids are 2 * index + 1 and must stay within int32, like COCO's.
+  if (static_cast<int64_t>(o.train_images) + o.val_images > (int64_t{1} << 30)) return bad("too many images");
+  FFR_RETURN_IF_ERROR(ValidateSplitName(o.train_split));
+  FFR_RETURN_IF_ERROR(ValidateSplitName(o.val_split));
+  if (o.train_split == o.val_split) return bad("train and val splits share the name " + o.train_split);
+  if (o.num_classes < 1 || o.num_classes > MaxSyntheticClasses()) {
+    return bad("num_classes must be in [1, " + std::to_string(MaxSyntheticClasses()) + "], got " +
+               std::to_string(o.num_classes));
+  }
+  auto side_ok = [](int side) { return side >= kMinImageSide && side <= kMaxImageSide; };
+  if (o.width > 0 || o.height > 0) {
+    if (!side_ok(o.width) || !side_ok(o.height)) {
+      return bad("image size " + std::to_string(o.width) + "x" + std::to_string(o.height) + " is outside [" +
+                 std::to_string(kMinImageSide) + ", " + std::to_string(kMaxImageSide) + "]");
+    }
+  } else if (!side_ok(o.min_size) || !side_ok(o.max_size) || o.min_size > o.max_size) {
+    return bad("image size range [" + std::to_string(o.min_size) + ", " + std::to_string(o.max_size) +
+               "] is empty or outside [" + std::to_string(kMinImageSide) + ", " + std::to_string(kMaxImageSide) +
+               "]");
+  }
+  if (o.max_objects < 1 || o.max_objects > kMaxObjectsPerImage) return bad("max_objects must be in [1, 1000]");
+  if (!(o.min_object_fraction > 0 && o.min_object_fraction <= o.max_object_fraction && o.max_object_fraction <= 1)) {
+    return bad("object fractions need 0 < min <= max <= 1");
+  }
+  if (!(o.background_fraction >= 0 && o.background_fraction <= 1)) return bad("background_fraction must be in [0, 1]");
+  if (o.jpeg_quality < 1 || o.jpeg_quality > 100) return bad("jpeg_quality must be in [1, 100]");
+  if (o.num_threads < 0) return bad("num_threads must not be negative");
+  return Status::OK();
+}
+
+std::vector<Split> SplitsOf(const SyntheticOptions& o) {
+  std::vector<Split> splits = {{o.train_split, o.train_images, 0}};
+  if (o.val_images > 0) splits.push_back({o.val_split, o.val_images, o.train_images});
+  return splits;
+}
+
+fs::path ImageDir(const SyntheticOptions& o, const std::string& split) {
+  return o.yolo_layout ? fs::path(o.output_dir) / "images" / split : fs::path(o.output_dir) / split;
+}
+
+fs::path LabelDir(const SyntheticOptions& o, const std::string& split) {
+  return fs::path(o.output_dir) / "labels" / split;
+}
+
+fs::path JsonPath(const SyntheticOptions& o, const std::string& split) {
+  return fs::path(o.output_dir) / "annotations" / ("instances_" + split + ".json");
+}
+
+// Refuses a non-empty output directory unless forced; when forced, removes everything an
+// earlier run may have written (both layouts, both splits), so no stale image survives
+// and no old JSON describes a half-written new run.
+Status PrepareOutputDir(const SyntheticOptions& o) {
+  const fs::path out(o.output_dir);
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    if (!fs::is_directory(out, ec)) return Status::InvalidArgument(o.output_dir + " exists and is not a directory");
+    if (!fs::is_empty(out, ec)) {
+      if (!o.force) {
+        return Status::AlreadyExists("output directory " + o.output_dir +
+                                     " is not empty; use --force (SyntheticOptions::force) to overwrite it");
+      }
+      std::vector<fs::path> stale = {out / "data.yaml"};
+      for (const std::string& split : {o.train_split, o.val_split}) {
+        stale.insert(stale.end(), {JsonPath(o, split), out / split, out / "images" / split, LabelDir(o, split)});
+      }
+      for (const fs::path& p : stale) {
+        fs::remove_all(p, ec);
+        if (ec) return Status::FromErrno("cannot remove " + p.string(), ec.value());
+      }
+    }
+  }
+  std::vector<fs::path> dirs = {out / "annotations"};
+  for (const Split& split : SplitsOf(o)) {
+    dirs.push_back(ImageDir(o, split.name));
+    if (o.yolo_layout) dirs.push_back(LabelDir(o, split.name));
+  }
+  for (const fs::path& dir : dirs) {
+    fs::create_directories(dir, ec);
+    if (ec) return Status::FromErrno("cannot create " + dir.string(), ec.value());
+  }
+  return Status::OK();
+}
+
+// Writes to "<path>.tmp" and renames, so a killed run never leaves a truncated file
+// under the final name.
+Status WriteFileAtomically(const fs::path& path, const std::string& data) {
+  const std::string tmp = path.string() + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Status::FromErrno("cannot create " + tmp, errno);
+  const bool written = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  const int write_errno = errno;
+  if (std::fclose(f) != 0 || !written) {
+    const int err = written ? errno : write_errno;
+    std::remove(tmp.c_str());
+    return Status::FromErrno("cannot write " + tmp, err);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return Status::FromErrno("cannot rename " + tmp + " to " + path.string(), err);
+  }
+  return Status::OK();
+}
+
+bool IsBackgroundImage(int index, double fraction) {
+  return std::floor((index + 1) * fraction) > std::floor(index * fraction);
+}
+
+std::string FileStem(int64_t image_id) {
+  char stem[32];
+  std::snprintf(stem, sizeof(stem), "%012lld", static_cast<long long>(image_id));
+  return stem;
+}
+
+// "cls cx cy w h" rows normalised by the image size, with '%g' like Ultralytics' JSON2YOLO.
+std::string YoloLabels(const ImageRecord& image) {
+  std::string rows;
+  for (const SyntheticObject& object : image.objects) {
+    char row[128];
+    std::snprintf(row, sizeof(row), "%d %g %g %g %g\n", object.class_index,
+                  (object.x + object.width / 2.0) / image.width, (object.y + object.height / 2.0) / image.height,
+                  static_cast<double>(object.width) / image.width, static_cast<double>(object.height) / image.height);
+    rows += row;
+  }
+  return rows;
+}
+
+Status GenerateImage(const SyntheticOptions& o, const Split& split, int index, JpegEncoder* encoder,
+                     ImageRecord* record, int64_t* bytes) {
+  const SyntheticSceneSpec spec = SyntheticSceneSpecFor(o, split.name, index);
+  SyntheticScene scene = RenderSyntheticScene(spec);
+  record->id = 2 * (split.first_global_index + index) + 1;
+  const std::string stem = FileStem(record->id);
+  record->file_name = stem + ".jpg";
+  record->width = spec.width;
+  record->height = spec.height;
+  record->objects = std::move(scene.objects);
+
+  std::string jpeg;
+  FFR_RETURN_IF_ERROR(encoder->Encode(scene.rgb, o.jpeg_quality, o.subsampling,
+                                      split.name + " image " + std::to_string(index) + " (" + record->file_name + ")",
+                                      &jpeg));
+  FFR_RETURN_IF_ERROR(WriteFileAtomically(ImageDir(o, split.name) / record->file_name, jpeg));
+  *bytes = static_cast<int64_t>(jpeg.size());
+  if (o.yolo_layout) {
+    const std::string labels = YoloLabels(*record);
+    FFR_RETURN_IF_ERROR(WriteFileAtomically(LabelDir(o, split.name) / (stem + ".txt"), labels));
+    *bytes += static_cast<int64_t>(labels.size());
+  }
+  return Status::OK();
+}
+
+// Renders, encodes and writes the images of one split on a few threads; each image is
+// a function of its index only, so the thread count never changes the output.
+Status GenerateImages(const SyntheticOptions& o, const Split& split, std::vector<ImageRecord>* records,
+                      int64_t* bytes) {
+  records->assign(split.num_images, ImageRecord{});
+  std::vector<int64_t> image_bytes(split.num_images, 0);
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mu;
+  Status first_error;
+  auto work = [&] {
+    JpegEncoder encoder;
+    for (int i = next++; i < split.num_images && !failed; i = next++) {
+      Status s = GenerateImage(o, split, i, &encoder, &(*records)[i], &image_bytes[i]);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (first_error.ok()) first_error = s;
+        failed = true;
+      }
+    }
+  };
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int num_threads = std::min(o.num_threads > 0 ? o.num_threads : hardware, split.num_images);
+  std::vector<std::thread> threads;
+  for (int t = 1; t < num_threads; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  FFR_RETURN_IF_ERROR(first_error);
+  for (int64_t b : image_bytes) *bytes += b;
+  return Status::OK();
+}
+
+nlohmann::ordered_json CocoJson(const SyntheticOptions& o, const std::vector<ImageRecord>& records,
+                                int64_t* next_annotation_id) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  // Fixed values only: the output must not depend on the clock.
+  j["info"] = {{"description", "ffyolo synthetic shapes, seed " + std::to_string(o.seed)},
+               {"url", ""},
+               {"version", "1.0"},
+               {"year", 2017},
+               {"contributor", "ffyolo yolo-synth"},
+               {"date_created", "1970/01/01"}};
+  j["licenses"] = Json::array(
+      {{{"url", "https://creativecommons.org/publicdomain/zero/1.0/"}, {"id", 1}, {"name", "CC0 1.0 Universal"}}});
+  Json& images = j["images"] = Json::array();
+  Json& annotations = j["annotations"] = Json::array();
+  for (const ImageRecord& image : records) {
+    images.push_back({{"license", 1},
+                      {"file_name", image.file_name},
+                      {"height", image.height},
+                      {"width", image.width},
+                      {"id", image.id}});
+    for (const SyntheticObject& object : image.objects) {
+      // Numbers as doubles, like COCO's, so readers see the types they expect.
+      annotations.push_back({{"segmentation", object.polygons},
+                             {"area", static_cast<double>(object.area)},
+                             {"iscrowd", 0},
+                             {"image_id", image.id},
+                             {"bbox", {static_cast<double>(object.x), static_cast<double>(object.y),
+                                       static_cast<double>(object.width), static_cast<double>(object.height)}},
+                             {"category_id", GetSyntheticClass(object.class_index).category_id},
+                             {"id", (*next_annotation_id)++}});
+    }
+  }
+  Json& categories = j["categories"] = Json::array();
+  for (int c = 0; c < o.num_classes; ++c) {
+    const SyntheticClass& cls = GetSyntheticClass(c);
+    categories.push_back({{"supercategory", cls.shape_name}, {"id", cls.category_id}, {"name", cls.name}});
+  }
+  return j;
+}
+
+std::string YamlQuoted(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string DataYaml(const SyntheticOptions& o, const std::vector<Split>& splits) {
+  fs::path root = fs::absolute(o.output_dir).lexically_normal();
+  if (root.filename().empty()) root = root.parent_path();
+  std::string yaml = "# Synthetic shapes by yolo-synth, seed " + std::to_string(o.seed) +
+                     ". Class i has the COCO category id category_ids[i].\n";
+  yaml += "path: " + YamlQuoted(root.string()) + "\n";
+  yaml += "train: " + YamlQuoted("images/" + splits.front().name) + "\n";
+  yaml += "val: " + YamlQuoted("images/" + splits.back().name) + "\n";
+  yaml += "nc: " + std::to_string(o.num_classes) + "\nnames:\n";
+  std::string ids;
+  for (int c = 0; c < o.num_classes; ++c) {
+    yaml += "  " + std::to_string(c) + ": " + GetSyntheticClass(c).name + "\n";
+    ids += (c ? ", " : "") + std::to_string(GetSyntheticClass(c).category_id);
+  }
+  return yaml + "category_ids: [" + ids + "]\n";
+}
+
+}  // namespace
+
+SyntheticSceneSpec SyntheticSceneSpecFor(const SyntheticOptions& o, const std::string& split, int index) {
+  SynthRng rng(SynthRng::Mix(SynthRng::Mix(o.seed ^ SynthRng::HashString(split)) + static_cast<uint64_t>(index)));
+  SyntheticSceneSpec spec;
+  const bool fixed = o.width > 0 && o.height > 0;
+  spec.width = fixed ? o.width : rng.UniformInt(o.min_size, o.max_size);
+  spec.height = fixed ? o.height : rng.UniformInt(o.min_size, o.max_size);
+  spec.num_classes = o.num_classes;
+  spec.max_objects = o.max_objects;
+  spec.background_only = IsBackgroundImage(index, o.background_fraction);
+  spec.min_object_fraction = o.min_object_fraction;
+  spec.max_object_fraction = o.max_object_fraction;
+  spec.seed = rng.Next();
+  return spec;
+}
+
+Status GenerateSyntheticCoco(const SyntheticOptions& options, SyntheticSummary* summary) {
+  *summary = SyntheticSummary{};
+  FFR_RETURN_IF_ERROR(ValidateOptions(options));
+  FFR_RETURN_IF_ERROR(PrepareOutputDir(options));
+  const std::vector<Split> splits = SplitsOf(options);
+
+  std::vector<std::vector<ImageRecord>> records(splits.size());
+  for (size_t s = 0; s < splits.size(); ++s) {
+    FFR_RETURN_IF_ERROR(GenerateImages(options, splits[s], &records[s], &summary->bytes));
+    for (const ImageRecord& image : records[s]) {
+      ++summary->images;
+      summary->objects += static_cast<int64_t>(image.objects.size());
+      if (image.objects.empty()) ++summary->background_images;
+    }
+  }
+  if (options.yolo_layout) {
+    const std::string yaml = DataYaml(options, splits);
+    FFR_RETURN_IF_ERROR(WriteFileAtomically(fs::path(options.output_dir) / "data.yaml", yaml));
+    summary->bytes += static_cast<int64_t>(yaml.size());
+  }
+  // The JSON files come last: their presence marks a complete dataset.
+  int64_t next_annotation_id = 1;
+  for (size_t s = 0; s < splits.size(); ++s) {
+    const std::string json = CocoJson(options, records[s], &next_annotation_id).dump();
+    FFR_RETURN_IF_ERROR(WriteFileAtomically(JsonPath(options, splits[s].name), json));
+    summary->bytes += static_cast<int64_t>(json.size());
+  }
+  return Status::OK();
+}
+
+}  // namespace ffyolo
