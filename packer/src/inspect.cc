@@ -113,7 +113,12 @@ class SplitVerifier {
  public:
   SplitVerifier(const Dataset& dataset, const SplitInfo& split, const VerifyOptions& options,
                 VerifyProgress* progress)
-      : dataset_(dataset), split_(split), options_(options), progress_(progress), dir_(dataset.split_dir(split.name)) {}
+      : dataset_(dataset),
+        split_(split),
+        options_(options),
+        progress_(progress),
+        dir_(dataset.split_dir(split.name)),
+        batch_size_(static_cast<int64_t>(std::max<size_t>(options.batch_size, 1))) {}
 
   // Adds what it found to *report.
   void Run(VerifyReport* report);
@@ -143,6 +148,7 @@ class SplitVerifier {
   const VerifyOptions& options_;
   VerifyProgress* progress_;
   const std::string dir_;
+  const int64_t batch_size_;
 
   LabelIndex index_;
   bool have_index_ = false;
@@ -228,8 +234,7 @@ void SplitVerifier::OpenShards() {
 }
 
 void SplitVerifier::CheckSamples() {
-  const int64_t batches = (reader_->size() + static_cast<int64_t>(options_.batch_size) - 1) /
-                          static_cast<int64_t>(std::max<size_t>(options_.batch_size, 1));
+  const int64_t batches = (reader_->size() + batch_size_ - 1) / batch_size_;
   int workers = options_.workers > 0 ? options_.workers : static_cast<int>(std::thread::hardware_concurrency());
   workers = static_cast<int>(std::clamp<int64_t>(batches, 1, std::max(workers, 1)));
   std::vector<std::thread> threads;
@@ -239,16 +244,15 @@ void SplitVerifier::CheckSamples() {
 }
 
 void SplitVerifier::Work() {
-  const size_t batch_size = std::max<size_t>(options_.batch_size, 1);
   ffr::ReadBuffer buffer;
   std::vector<int64_t> indices;
-  std::vector<ffr::Sample> samples(batch_size);
+  std::vector<ffr::Sample> samples(batch_size_);
   ImageInspector inspector;
   Tally tally;
   for (;;) {
-    const int64_t begin = next_.fetch_add(static_cast<int64_t>(batch_size));
+    const int64_t begin = next_.fetch_add(batch_size_);
     if (begin >= reader_->size()) break;
-    const int64_t end = std::min(reader_->size(), begin + static_cast<int64_t>(batch_size));
+    const int64_t end = std::min(reader_->size(), begin + batch_size_);
     indices.clear();
     for (int64_t r = begin; r < end; ++r) indices.push_back(r);
     if (reader_->ReadBatch(indices.data(), indices.size(), &buffer, samples.data()).ok()) {

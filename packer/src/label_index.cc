@@ -90,6 +90,10 @@ Status LabelIndex::Decode(const std::string& data, const std::string& where, Lab
   const unsigned long long raw_size = ZSTD_getFrameContentSize(data.data(), data.size());
   if (raw_size == ZSTD_CONTENTSIZE_ERROR || raw_size == ZSTD_CONTENTSIZE_UNKNOWN)
     return Status::Corruption(where + ": not a zstd-compressed label index");
+  // zstd cannot expand by more than ~32768x per block; a larger claim is a damaged header.
+  if (raw_size > 32768ull * (data.size() + 1024))
+    return Status::Corruption(where + ": label index header claims " + std::to_string(raw_size) +
+                              " bytes, impossible for its compressed size");
   std::string raw(raw_size, '\0');
   const size_t n = ZSTD_decompress(raw.data(), raw.size(), data.data(), data.size());
   if (ZSTD_isError(n) || n != raw_size)

@@ -104,11 +104,12 @@ Status RecordView::Parse(const uint8_t* data, size_t size, const std::string& wh
   v.box_count_ = DecodeFixed32(data + 24);
   const size_t name_size = DecodeFixed16(data + 28);
   v.image_size_ = DecodeFixed64(data + 32);
-  const uint64_t expected = kRecordHeaderSize + name_size + uint64_t{kRecordBoxSize} * v.box_count_ +
-                            uint64_t{v.image_size_};
-  if (expected != size)
+  // Checked piece by piece so that a crafted size cannot wrap around.
+  const uint64_t metadata = name_size + uint64_t{kRecordBoxSize} * v.box_count_;
+  if (metadata > size - kRecordHeaderSize || v.image_size_ != size - kRecordHeaderSize - metadata)
     return Status::Corruption(where + ": record is " + std::to_string(size) + " bytes but its header says " +
-                              std::to_string(expected));
+                              std::to_string(v.box_count_) + " boxes, a " + std::to_string(name_size) +
+                              "-byte name and " + std::to_string(v.image_size_) + " image bytes");
   const uint8_t* p = data + kRecordHeaderSize;
   v.file_name_ = std::string_view(reinterpret_cast<const char*>(p), name_size);
   p += name_size;

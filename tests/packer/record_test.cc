@@ -131,3 +131,21 @@ TEST(ManifestTest, YamlRoundTrip) {
 
 }  // namespace
 }  // namespace ffyolo
+
+namespace ffyolo {
+namespace {
+
+TEST(RecordTest, CraftedSizesCannotWrapAround) {
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(RecordInfo(), "abc", &rec).ok());
+  // A huge box count with an image size that makes the naive 64-bit sum wrap to the record size.
+  rec[24] = rec[25] = rec[26] = rec[27] = '\xff';
+  const uint64_t boxes = 0xffffffffull;
+  const uint64_t wrapped = 0 - (kRecordBoxSize * boxes) + 3;
+  for (int i = 0; i < 8; ++i) rec[32 + i] = static_cast<char>(wrapped >> (8 * i));
+  RecordView v;
+  EXPECT_TRUE(RecordView::Parse(reinterpret_cast<const uint8_t*>(rec.data()), rec.size(), "s", &v).IsCorruption());
+}
+
+}  // namespace
+}  // namespace ffyolo

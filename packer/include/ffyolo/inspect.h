@@ -59,7 +59,7 @@ std::string SplitStatsToJson(const Dataset& dataset, const std::vector<SplitStat
 
 struct VerifyOptions {
   std::vector<std::string> splits;  // empty: every split
-  int workers = 0;                  // checking threads; 0: every usable CPU
+  int workers = 0;                  // checking threads; 0: one per CPU
   bool check_images = true;         // check each image's header and end marker
   bool full_decode = false;         // and decode JPEGs fully
   size_t batch_size = 32;           // samples per batched read
@@ -71,7 +71,7 @@ struct VerifyOptions {
 // One thing wrong with a dataset.
 struct VerifyProblem {
   std::string split;
-  std::string file;     // the shard or label index, relative to the split directory
+  std::string file;     // the shard or label index (in the split directory), or the manifest
   int64_t sample = -1;  // the sample's index in the split; -1 when a whole file is wrong
   std::string image;    // the image's file name, when known
   std::string message;  // names all of the above and says what is wrong

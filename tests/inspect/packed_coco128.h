@@ -1,0 +1,35 @@
+// A packed coco128 for the yolo-ffr tests, and ways to damage copies of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ffr/format.h"
+
+namespace ffyolo::testing {
+
+inline constexpr char kCocoSplit[] = "train2017";
+
+// Packs ../shared/data/coco128 (official JSON) into <dir>/coco128.ffr with 3
+// shards and returns that path; "" (with a gtest failure) when packing fails.
+std::string PackCoco128(const std::string& dir);
+
+// Copies a dataset directory tree.
+void CopyTree(const std::string& from, const std::string& to);
+
+// The decoded header of a shard file, without checking it.
+ffr::ShardHeader ReadShardHeader(const std::string& shard);
+
+// Inverts every bit of the byte at `offset`.
+void FlipByte(const std::string& path, uint64_t offset);
+
+// Replaces the last two bytes of sample `local`'s record (a JPEG's
+// end-of-image marker) with zeros and rewrites the sample's CRC and the
+// header to match: damage that only an image check can see.
+void BreakImageEnd(const std::string& shard, int64_t local);
+
+// Rewrites <split_dir>/labels.idx.zst with box 0 of sample `sample` moved to
+// the right by `dx` (normalized), leaving everything else as it was.
+void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx);
+
+}  // namespace ffyolo::testing

@@ -1,0 +1,153 @@
+// The yolo-ffr executable: exit statuses, the "yolo-ffr: " error prefix, and
+// that each subcommand prints what its library function gives.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ffyolo/manifest.h"
+#include "inspect/packed_coco128.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::kCocoSplit;
+using testing::ReadFileToString;
+using testing::ScratchDir;
+using testing::SharedPath;
+
+struct RunResult {
+  int status = -1;
+  std::string out, err;
+  size_t lines() const {
+    size_t n = 0;
+    for (char c : out) n += c == '\n';
+    return n;
+  }
+};
+
+class YoloFfrTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (SharedPath("data/coco128").empty()) return;
+    scratch_ = new ScratchDir("packed");
+    packed_ = testing::PackCoco128(scratch_->path());
+  }
+  static void TearDownTestSuite() {
+    delete scratch_;
+    scratch_ = nullptr;
+  }
+
+  void SetUp() override {
+    FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+    ASSERT_FALSE(packed_.empty());
+    work_.reset(new ScratchDir("work"));
+  }
+
+  // Runs yolo-ffr with `args` (shell words), capturing stdout and stderr.
+  RunResult Run(const std::string& args) {
+    const std::string err_path = *work_ / "stderr";
+    const std::string command = std::string(YOLO_FFR) + " " + args + " 2>" + err_path;
+    RunResult r;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), pipe)) > 0;) r.out.append(buf, n);
+    const int status = ::pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = ReadFileToString(err_path);
+    return r;
+  }
+
+  static ScratchDir* scratch_;
+  static std::string packed_;
+  std::unique_ptr<ScratchDir> work_;
+};
+
+ScratchDir* YoloFfrTest::scratch_ = nullptr;
+std::string YoloFfrTest::packed_;
+
+TEST_F(YoloFfrTest, InfoJson) {
+  const RunResult r = Run("info --json " + packed_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["splits"][0]["samples"], 128);
+  EXPECT_EQ(json["splits"][0]["boxes"], 939);
+}
+
+TEST_F(YoloFfrTest, VerifyExitStatus) {
+  const RunResult clean = Run("verify --workers 2 " + packed_);
+  EXPECT_EQ(clean.status, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("verified 128 of 128 samples"), std::string::npos) << clean.out;
+  EXPECT_NE(clean.out.find(": OK"), std::string::npos) << clean.out;
+
+  const std::string copy = *work_ / "coco128.ffr";
+  testing::CopyTree(packed_, copy);
+  const std::string shard = copy + "/" + kCocoSplit + "/PART_00001.ffr";
+  const ffr::ShardHeader header = testing::ReadShardHeader(shard);
+  testing::FlipByte(shard, header.offsets[2] + header.sample_size(2) / 2);
+  const RunResult damaged = Run("verify " + copy);
+  EXPECT_EQ(damaged.status, 1) << damaged.out << damaged.err;
+  EXPECT_NE(damaged.out.find("PART_00001.ffr sample 2 "), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("1 problems"), std::string::npos) << damaged.out;
+
+  fs::remove(copy + "/" + kManifestFile);
+  const RunResult incomplete = Run("verify " + copy);
+  EXPECT_EQ(incomplete.status, 1);
+  EXPECT_EQ(incomplete.err.rfind("yolo-ffr: ", 0), 0u) << incomplete.err;
+  EXPECT_NE(incomplete.err.find(kManifestFile), std::string::npos) << incomplete.err;
+}
+
+TEST_F(YoloFfrTest, UsageErrorsExitWithTwo) {
+  EXPECT_EQ(Run("").status, 2);
+  EXPECT_EQ(Run("frobnicate " + packed_).status, 2);
+  EXPECT_EQ(Run("verify --no-such-flag " + packed_).status, 2);
+  EXPECT_EQ(Run("verify --no-images --decode " + packed_).status, 2);
+  EXPECT_EQ(Run("cat " + packed_).status, 2);
+  EXPECT_EQ(Run("cat " + packed_ + " 3 --by-id 9").status, 2);
+  EXPECT_EQ(Run("extract " + packed_ + " 3").status, 2);
+  EXPECT_EQ(Run("--help").status, 0);
+}
+
+TEST_F(YoloFfrTest, LsPrintsOneLinePerSample) {
+  const RunResult all = Run("ls " + packed_);
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(all.lines(), 128u);
+  const RunResult some = Run("ls " + packed_ + " --split " + kCocoSplit + " --limit 5");
+  ASSERT_EQ(some.status, 0) << some.err;
+  EXPECT_EQ(some.lines(), 5u);
+  EXPECT_EQ(all.out.rfind(some.out, 0), 0u);
+  const RunResult wrong = Run("ls " + packed_ + " --split val2017");
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.err.find("val2017"), std::string::npos) << wrong.err;
+}
+
+TEST_F(YoloFfrTest, CatAndExtract) {
+  const RunResult by_id = Run("cat " + packed_ + " --by-id 9");
+  ASSERT_EQ(by_id.status, 0) << by_id.err;
+  EXPECT_NE(by_id.out.find("000000000009.jpg"), std::string::npos) << by_id.out;
+  const RunResult by_index = Run("cat " + packed_ + " 0");
+  EXPECT_EQ(by_index.out, by_id.out);  // image 9 comes first
+  const RunResult out_of_range = Run("cat " + packed_ + " 500");
+  EXPECT_EQ(out_of_range.status, 1);
+  EXPECT_EQ(out_of_range.err.rfind("yolo-ffr: ", 0), 0u) << out_of_range.err;
+
+  const std::string dir = *work_ / "extracted";
+  const RunResult extract = Run("extract " + packed_ + " 0 5 -o " + dir);
+  ASSERT_EQ(extract.status, 0) << extract.err;
+  EXPECT_EQ(extract.lines(), 2u);
+  EXPECT_EQ(ReadFileToString(dir + "/000000000009.jpg"),
+            ReadFileToString(SharedPath("data/coco128/images/train2017/000000000009.jpg")));
+  EXPECT_TRUE(fs::exists(dir + "/000000000009.txt"));
+  EXPECT_TRUE(fs::exists(dir + "/000000000009.json"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 6);
+}
+
+}  // namespace
+}  // namespace ffyolo

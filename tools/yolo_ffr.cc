@@ -1,0 +1,180 @@
+// yolo-ffr info|verify|ls|cat|extract DATA.ffr: looks into a packed dataset.
+// Exit status: 0 fine, 1 an error or problems found, 2 a usage error.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "ffyolo/inspect.h"
+#include "ffyolo/progress.h"
+
+namespace {
+
+using ffr::Status;
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "yolo-ffr: %s\n", s.message().c_str());
+  return 1;
+}
+
+// Opens the dataset and picks the split: `split` if given, else the default one.
+Status OpenSplit(const std::string& path, std::string* split, std::unique_ptr<ffyolo::Dataset>* dataset) {
+  FFR_RETURN_IF_ERROR(ffyolo::Dataset::Open(path, dataset));
+  if (split->empty()) return (*dataset)->DefaultSplit(/*training=*/true, split);
+  return (*dataset)->CheckSplit(*split);
+}
+
+int Info(const std::string& path, std::vector<std::string> splits, bool json) {
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  Status s = ffyolo::Dataset::Open(path, &dataset);
+  if (!s.ok()) return Fail(s);
+  if (splits.empty())
+    for (const ffyolo::SplitInfo& split : dataset->manifest().splits) splits.push_back(split.name);
+  std::vector<ffyolo::SplitStats> stats(splits.size());
+  for (size_t i = 0; i < splits.size(); ++i) {
+    s = dataset->CheckSplit(splits[i]);
+    if (s.ok()) s = ffyolo::ComputeSplitStats(*dataset, splits[i], &stats[i]);
+    if (!s.ok()) return Fail(s);
+  }
+  if (json) {
+    std::fputs(ffyolo::SplitStatsToJson(*dataset, stats).c_str(), stdout);
+    return 0;
+  }
+  const ffyolo::Manifest& m = dataset->manifest();
+  std::printf("%s: %zu classes, packed %s from %s (%s)\n", dataset->path().c_str(), m.names.size(), m.created.c_str(),
+              m.source.c_str(), m.source_layout.c_str());
+  for (const ffyolo::SplitStats& split : stats) std::printf("\n%s", ffyolo::FormatSplitStats(split).c_str());
+  return 0;
+}
+
+int Verify(const std::string& path, ffyolo::VerifyOptions options) {
+  std::unique_ptr<ffyolo::ProgressBar> bar;
+  options.on_progress = [&](int64_t done, int64_t total) {
+    if (!bar) {
+      ffyolo::ProgressBar::Options o;
+      o.label = "verify";
+      o.total = total;
+      o.unit = "sample";
+      bar.reset(new ffyolo::ProgressBar(o));
+    }
+    bar->Update(done);
+  };
+  ffyolo::VerifyReport report;
+  const Status s = ffyolo::VerifyDataset(path, options, &report);
+  if (bar) bar->Finish();
+  if (!s.ok()) return Fail(s);
+  for (const ffyolo::VerifyProblem& p : report.problems) std::printf("%s\n", p.message.c_str());
+  std::printf("verified %lld of %lld samples (%.1f MB, %lld images) in %lld shards: %s\n",
+              static_cast<long long>(report.samples), static_cast<long long>(report.expected_samples),
+              report.bytes / 1e6, static_cast<long long>(report.images),
+              static_cast<long long>(report.shards),
+              report.ok() ? "OK" : (std::to_string(report.problems.size()) + " problems").c_str());
+  return report.ok() ? 0 : 1;
+}
+
+int List(const std::string& path, std::string split, int64_t limit) {
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  ffyolo::LabelIndex index;
+  Status s = OpenSplit(path, &split, &dataset);
+  if (s.ok()) s = dataset->LoadLabelIndex(split, &index);
+  if (!s.ok()) return Fail(s);
+  const size_t n = limit >= 0 ? std::min(index.size(), static_cast<size_t>(limit)) : index.size();
+  for (size_t i = 0; i < n; ++i) std::fputs(ffyolo::FormatIndexEntry(index, i).c_str(), stdout);
+  return 0;
+}
+
+// Reads the samples `indices` of `split` and hands each to `use`.
+template <typename Use>
+int ForEachRecord(const std::string& path, std::string split, std::vector<int64_t> indices, int64_t by_id, Use use) {
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  Status s = OpenSplit(path, &split, &dataset);
+  if (s.ok() && by_id >= 0) {
+    indices.emplace_back();
+    s = ffyolo::FindSampleByImageId(*dataset, split, by_id, &indices.back());
+  }
+  std::unique_ptr<ffr::Reader> reader;
+  if (s.ok()) s = dataset->OpenReader(split, ffr::ReaderOptions(), &reader);
+  if (!s.ok()) return Fail(s);
+  ffr::ReadBuffer buffer;
+  for (int64_t index : indices) {
+    ffyolo::RecordView record;
+    s = ffyolo::ReadRecord(*reader, index, &buffer, &record);
+    if (s.ok()) s = use(dataset->manifest(), index, record);
+    if (!s.ok()) return Fail(s);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Look into a packed ffyolo dataset (NAME.ffr/)"};
+  app.require_subcommand(1);
+  std::string path, split, out_dir;
+  std::vector<std::string> splits;
+  std::vector<int64_t> indices;
+  int64_t limit = -1, by_id = -1;
+  bool json = false;
+  ffyolo::VerifyOptions verify;
+
+  CLI::App* info = app.add_subcommand("info", "Counts, class histogram and size statistics (label indexes only)");
+  info->add_option("dataset", path, "Packed dataset directory")->required();
+  info->add_option("--split", splits, "Only these splits (default: all)")->delimiter(',');
+  info->add_flag("--json", json, "Machine-readable output");
+
+  CLI::App* check = app.add_subcommand("verify", "Check every header, checksum, record, label and image");
+  check->add_option("dataset", path, "Packed dataset directory")->required();
+  check->add_option("--split", verify.splits, "Only these splits (default: all)")->delimiter(',');
+  check->add_option("--workers", verify.workers, "Checking threads (default: one per CPU)")
+      ->check(CLI::NonNegativeNumber);
+  bool no_images = false;
+  CLI::Option* no_images_flag = check->add_flag("--no-images", no_images, "Skip the image header checks");
+  check->add_flag("--decode", verify.full_decode, "Decode every JPEG fully (slower, catches corrupt data)")
+      ->excludes(no_images_flag);
+
+  CLI::App* ls = app.add_subcommand("ls", "One line per sample, from the label index");
+  ls->add_option("dataset", path, "Packed dataset directory")->required();
+  ls->add_option("--split", split, "Split (default: the training split)");
+  ls->add_option("--limit", limit, "At most this many lines")->check(CLI::NonNegativeNumber);
+
+  CLI::App* cat = app.add_subcommand("cat", "A sample's metadata and boxes");
+  cat->add_option("dataset", path, "Packed dataset directory")->required();
+  CLI::Option* cat_index = cat->add_option("index", indices, "Sample index in the split")->expected(0, 1);
+  cat->add_option("--split", split, "Split (default: the training split)");
+  cat->add_option("--by-id", by_id, "The sample with this COCO image id")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(cat_index);
+
+  CLI::App* extract = app.add_subcommand("extract", "Write samples' original images, YOLO labels and metadata");
+  extract->add_option("dataset", path, "Packed dataset directory")->required();
+  extract->add_option("index", indices, "Sample indices in the split")->required();
+  extract->add_option("--split", split, "Split (default: the training split)");
+  extract->add_option("-o,--output", out_dir, "Output directory")->required();
+
+  try {
+    app.parse(argc, argv);
+    if (cat->parsed() && indices.empty() && by_id < 0) throw CLI::RequiredError("index or --by-id");
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  if (info->parsed()) return Info(path, splits, json);
+  if (check->parsed()) {
+    verify.check_images = !no_images;
+    return Verify(path, verify);
+  }
+  if (ls->parsed()) return List(path, split, limit);
+  if (cat->parsed())
+    return ForEachRecord(path, split, indices, by_id,
+                         [](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
+                           std::fputs(ffyolo::FormatRecord(m, index, record).c_str(), stdout);
+                           return Status::OK();
+                         });
+  return ForEachRecord(path, split, indices, -1,
+                       [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
+                         std::string image;
+                         FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, &image));
+                         std::printf("%s\n", image.c_str());
+                         return Status::OK();
+                       });
+}
