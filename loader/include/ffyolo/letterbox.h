@@ -1,0 +1,33 @@
+// The YOLOv5 v7.0 resize rules: load_image (longest side to img_size) and
+// letterbox (resize into a target shape, pad with 114), with Python's rounding.
+#pragma once
+
+#include <opencv2/core.hpp>
+
+namespace ffyolo {
+
+inline constexpr int kPadValue = 114;
+
+// load_image's size: r = img_size / max(w0, h0); (int(w0 * r), int(h0 * r)).
+cv::Size LoadResizeSize(int w0, int h0, int img_size);
+// load_image's interpolation: INTER_LINEAR when augmenting or upscaling, else INTER_AREA.
+int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size);
+
+// What letterbox(im, new_shape, auto=False, scaleup) does to a w x h image.
+struct LetterboxPlan {
+  double ratio = 1;          // r
+  int new_w = 0, new_h = 0;  // round(w * r), round(h * r) (banker's rounding)
+  int top = 0, bottom = 0, left = 0, right = 0;
+  double dw = 0, dh = 0;     // half paddings, as YOLOv5 returns them
+};
+LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup);
+
+// Writes the letterboxed `src` into `dst`, which must be target_h x target_w
+// CV_8UC3 (it may be a view into a larger buffer): resize (INTER_LINEAR) when
+// the size changes, 114 around.
+void ApplyLetterbox(const cv::Mat& src, const LetterboxPlan& plan, cv::Mat* dst);
+
+// Python's round(): half to even.
+double PyRound(double x);
+
+}  // namespace ffyolo

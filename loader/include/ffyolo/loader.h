@@ -1,0 +1,77 @@
+// Loader: batches for training or validation from one split of a packed
+// dataset. Pipeline: sampler -> batched reads through the reader -> decode ->
+// augment -> written straight into the batch -> a bounded ring of batches,
+// handed out in order.
+//
+// Worker threads claim sample slots in order; every sample's randomness comes
+// from (seed, epoch, rank, position), so batches are identical whatever the
+// number of threads, and Start(epoch, batch) resumes exactly. A sample that
+// cannot be read or decoded is reported, counted and replaced by another
+// (drawn deterministically); it never stops the pipeline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffr/reader.h"
+#include "ffyolo/batch.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/hyp.h"
+
+namespace ffyolo {
+
+struct LoaderOptions {
+  std::string split;        // "" = the dataset's default for training / validation
+  bool training = true;     // mosaic and augmentation; false: letterbox only
+  int img_size = 640;
+  int batch_size = 16;      // per rank
+  bool rect = false;        // rectangular batches (always on when !training)
+  double rect_pad = 0.5;    // YOLOv5: 0.5 for validation, 0 for rect training
+  int stride = 32;
+  Hyp hyp;
+  int rank = 0, world_size = 1;
+  uint64_t seed = 0;
+  bool shuffle = true;      // training only
+  bool drop_last = false;   // drop the last partial batch
+  int workers = 4;
+  int prefetch = 4;         // batches in the ring
+  std::vector<int> cpus;    // pin workers to these CPUs (empty: inherit the process affinity)
+  bool decode_less = true;  // decode JPEGs at 1/2, 1/4, 1/8 scale when they will shrink that much
+  ffr::ReaderOptions reader;
+  BatchAllocator* allocator = nullptr;  // nullptr: BatchAllocator::Default()
+  // Each corrupt sample, once: "split sample N (file): reason".
+  std::function<void(const std::string&)> on_bad_sample;
+};
+
+class Loader {
+ public:
+  static Status Open(const Dataset& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* out);
+  ~Loader();  // stops the workers cleanly, even mid-epoch
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  const std::string& split() const;
+  int64_t dataset_size() const;
+  int64_t samples_per_epoch() const;  // this rank's
+  int64_t batches_per_epoch() const;
+
+  // Starts producing the batches of `epoch` from batch `first_batch` on (resume).
+  // Stops any epoch in progress.
+  Status Start(int64_t epoch, int64_t first_batch = 0);
+  // The next batch in order; nullptr after the epoch's last batch. The batch
+  // stays valid until Release or the next Start.
+  Status Next(const Batch** batch);
+  void Release(const Batch* batch);
+  // Corrupt samples seen since Open.
+  int64_t bad_samples() const;
+
+ private:
+  class Impl;
+  explicit Loader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ffyolo

@@ -1,0 +1,88 @@
+#include "ffyolo/batch_grid.h"
+
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <cmath>
+#include <opencv2/imgproc.hpp>
+
+#include "ffr/env.h"
+
+namespace ffyolo {
+namespace {
+
+// Ultralytics' palette (hex), so that grids look familiar.
+const char* kPalette[] = {"FF3838", "FF9D97", "FF701F", "FFB21D", "CFD231", "48F90A", "92CC17",
+                          "3DDB86", "1A9334", "00D4BB", "2C99A8", "00C2FF", "344593", "6473FF",
+                          "0018EC", "8438FF", "520085", "CB38FF", "FF95C8", "FF37C7"};
+
+cv::Scalar ClassColor(int cls) {
+  const char* hex = kPalette[cls % (sizeof(kPalette) / sizeof(kPalette[0]))];
+  const int v = static_cast<int>(std::strtol(hex, nullptr, 16));
+  return cv::Scalar(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff);  // BGR
+}
+
+}  // namespace
+
+cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options) {
+  const int n = std::min(batch.size, options.max_images);
+  const int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+  const int rows = std::max(1, (n + cols - 1) / cols);
+  const double scale =
+      std::min(1.0, static_cast<double>(options.max_side) / std::max(cols * batch.width, rows * batch.height));
+  const int w = std::max(1, static_cast<int>(batch.width * scale));
+  const int h = std::max(1, static_cast<int>(batch.height * scale));
+  cv::Mat grid(rows * h, cols * w, CV_8UC3, cv::Scalar(255, 255, 255));
+  const size_t plane = static_cast<size_t>(batch.height) * batch.width;
+  cv::Mat hwc(batch.height, batch.width, CV_8UC3);
+  for (int i = 0; i < n; ++i) {
+    const uint8_t* img = batch.images + 3 * plane * i;
+    // RGB planes -> BGR interleaved.
+    std::vector<cv::Mat> planes{cv::Mat(batch.height, batch.width, CV_8UC1, const_cast<uint8_t*>(img + 2 * plane)),
+                                cv::Mat(batch.height, batch.width, CV_8UC1, const_cast<uint8_t*>(img + plane)),
+                                cv::Mat(batch.height, batch.width, CV_8UC1, const_cast<uint8_t*>(img))};
+    cv::merge(planes, hwc);
+    cv::Mat cell = grid(cv::Rect((i % cols) * w, (i / cols) * h, w, h));
+    cv::resize(hwc, cell, cell.size(), 0, 0, cv::INTER_AREA);
+    cv::rectangle(grid, cv::Rect((i % cols) * w, (i / cols) * h, w, h), cv::Scalar(255, 255, 255), 2);
+    cv::putText(cell, std::to_string(i), cv::Point(4, 14), cv::FONT_HERSHEY_SIMPLEX, 0.45, cv::Scalar(220, 220, 220),
+                1, cv::LINE_AA);
+  }
+  for (size_t t = 0; t < batch.num_targets(); ++t) {
+    const float* row = &batch.targets[6 * t];
+    const int i = static_cast<int>(row[0]);
+    if (i >= n) continue;
+    const int cls = static_cast<int>(row[1]);
+    const double x0 = (i % cols) * w, y0 = (i / cols) * h;
+    const cv::Point p1(static_cast<int>(x0 + (row[2] - row[4] / 2) * w), static_cast<int>(y0 + (row[3] - row[5] / 2) * h));
+    const cv::Point p2(static_cast<int>(x0 + (row[2] + row[4] / 2) * w), static_cast<int>(y0 + (row[3] + row[5] / 2) * h));
+    const cv::Scalar color = ClassColor(cls);
+    cv::rectangle(grid, p1, p2, color, 2, cv::LINE_AA);
+    const std::string label = cls < static_cast<int>(options.names.size()) ? options.names[cls] : std::to_string(cls);
+    int baseline = 0;
+    const cv::Size ts = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, 0.4, 1, &baseline);
+    const cv::Point tl(p1.x, std::max(p1.y - ts.height - 3, static_cast<int>(y0)));
+    cv::rectangle(grid, tl, cv::Point(tl.x + ts.width + 2, tl.y + ts.height + 3), color, cv::FILLED);
+    cv::putText(grid, label, cv::Point(tl.x + 1, tl.y + ts.height + 1), cv::FONT_HERSHEY_SIMPLEX, 0.4,
+                cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+  }
+  return grid;
+}
+
+ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality) {
+  tjhandle h = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  const int rc = tjCompress2(h, bgr.data, bgr.cols, static_cast<int>(bgr.step), bgr.rows, TJPF_BGR, &buf, &size,
+                             TJSAMP_420, quality, 0);
+  ffr::Status s;
+  if (rc != 0)
+    s = ffr::Status::IOError(path + ": JPEG encode failed: " + tjGetErrorStr2(h));
+  else
+    s = ffr::WriteFileAtomically(ffr::Env::Default(), path, std::string(reinterpret_cast<char*>(buf), size));
+  tjFree(buf);
+  tjDestroy(h);
+  return s;
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,63 @@
+#include "ffyolo/letterbox.h"
+
+#include <algorithm>
+#include <cmath>
+#include <opencv2/imgproc.hpp>
+
+namespace ffyolo {
+
+double PyRound(double x) {
+  // Exact halves go to the even neighbour; x - trunc(x) is exact in double.
+  if (std::fabs(x - std::trunc(x)) == 0.5) return 2.0 * std::round(x / 2.0);
+  return std::round(x);
+}
+
+cv::Size LoadResizeSize(int w0, int h0, int img_size) {
+  const double r = static_cast<double>(img_size) / std::max(w0, h0);
+  if (r == 1) return {w0, h0};
+  // v7.0 truncates: 581 * (640 / 581) is 639.99..., so a 581-wide image becomes 639 wide.
+  return {static_cast<int>(w0 * r), static_cast<int>(h0 * r)};
+}
+
+int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size) {
+  const double r = static_cast<double>(img_size) / std::max(w0, h0);
+  return augment || r > 1 ? cv::INTER_LINEAR : cv::INTER_AREA;
+}
+
+LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup) {
+  LetterboxPlan plan;
+  plan.ratio = std::min(static_cast<double>(target_h) / h, static_cast<double>(target_w) / w);
+  if (!scaleup) plan.ratio = std::min(plan.ratio, 1.0);
+  plan.new_w = static_cast<int>(PyRound(w * plan.ratio));
+  plan.new_h = static_cast<int>(PyRound(h * plan.ratio));
+  plan.dw = (target_w - plan.new_w) / 2.0;
+  plan.dh = (target_h - plan.new_h) / 2.0;
+  plan.top = static_cast<int>(PyRound(plan.dh - 0.1));
+  plan.bottom = static_cast<int>(PyRound(plan.dh + 0.1));
+  plan.left = static_cast<int>(PyRound(plan.dw - 0.1));
+  plan.right = static_cast<int>(PyRound(plan.dw + 0.1));
+  return plan;
+}
+
+void ApplyLetterbox(const cv::Mat& src, const LetterboxPlan& plan, cv::Mat* dst) {
+  CV_Assert(src.type() == CV_8UC3 && dst->type() == CV_8UC3);
+  CV_Assert(dst->cols == plan.left + plan.new_w + plan.right && dst->rows == plan.top + plan.new_h + plan.bottom);
+  // Resizing straight into the ROI: dst already has the right size and type,
+  // so OpenCV writes through the view instead of reallocating.
+  cv::Mat content = (*dst)(cv::Rect(plan.left, plan.top, plan.new_w, plan.new_h));
+  if (src.size() == content.size()) {
+    src.copyTo(content);
+  } else {
+    cv::resize(src, content, content.size(), 0, 0, cv::INTER_LINEAR);
+  }
+  const cv::Scalar pad = cv::Scalar::all(kPadValue);
+  const auto fill = [&](const cv::Rect& r) {
+    if (!r.empty()) (*dst)(r).setTo(pad);
+  };
+  fill({0, 0, dst->cols, plan.top});
+  fill({0, plan.top + plan.new_h, dst->cols, plan.bottom});
+  fill({0, plan.top, plan.left, plan.new_h});
+  fill({plan.left + plan.new_w, plan.top, plan.right, plan.new_h});
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,350 @@
+#include "ffyolo/loader.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "ffyolo/rect_batches.h"
+#include "ffyolo/sampler.h"
+#include "sample_builder.h"
+
+namespace ffyolo {
+namespace {
+
+class AlignedAllocator : public BatchAllocator {
+ public:
+  void* Allocate(size_t bytes) override {
+    void* p = nullptr;
+    return posix_memalign(&p, 4096, std::max<size_t>(bytes, 1)) == 0 ? p : nullptr;
+  }
+  void Free(void* p, size_t) override { std::free(p); }
+};
+
+// How many replacements to try before a sample's failure stops the epoch.
+constexpr int kMaxReplacements = 16;
+
+}  // namespace
+
+BatchAllocator* BatchAllocator::Default() {
+  static AlignedAllocator allocator;
+  return &allocator;
+}
+
+class Loader::Impl {
+ public:
+  Impl(const LoaderOptions& options, std::string split) : opt_(options), split_(std::move(split)) {}
+  ~Impl();
+
+  Status Init(const Dataset& dataset);
+  Status Start(int64_t epoch, int64_t first_batch);
+  Status Next(const Batch** batch);
+  void Release(const Batch* batch);
+
+  const std::string& split() const { return split_; }
+  int64_t dataset_size() const { return reader_->size(); }
+  int64_t samples_per_epoch() const { return samples_per_epoch_; }
+  int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  int64_t bad_samples() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bad_samples_;
+  }
+
+ private:
+  // One buffer of the ring: holds batch `batch` while in use.
+  struct Slot {
+    Batch batch;
+    uint8_t* memory = nullptr;
+    size_t capacity = 0;
+    int64_t assigned = -1;  // batch number it is filling, -1 when free
+    int remaining = 0;      // samples not yet written
+    bool handed_out = false;
+    std::vector<std::vector<NormBox>> targets;
+    Status error;
+  };
+
+  void Worker(int id);
+  void StopEpoch(std::unique_lock<std::mutex>* lock);
+  void Assign(Slot* slot, int64_t batch);
+  int BatchSize(int64_t batch) const;
+  std::pair<int, int> BatchShape(int64_t batch) const;
+  void Produce(SampleBuilder* builder, int64_t position, uint8_t* dst, std::vector<NormBox>* targets,
+               ImageMeta* meta, Status* error, int64_t* replaced);
+
+  LoaderOptions opt_;
+  std::string split_;
+  std::unique_ptr<ffr::Reader> reader_;
+  SampleContext context_;
+  std::unique_ptr<DistributedSampler> sampler_;
+  RectBatches rect_;
+  int64_t samples_per_epoch_ = 0;
+  int64_t batches_per_epoch_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;   // workers wait for claimable samples
+  std::condition_variable ready_cv_;  // the consumer waits for a finished batch
+  std::vector<Slot> slots_;
+  std::vector<std::thread> workers_;
+  bool shutdown_ = false;
+  bool started_ = false;
+  int in_flight_ = 0;
+  int64_t epoch_ = 0;
+  std::vector<int64_t> positions_;  // dataset index of each sample position of the epoch
+  int64_t next_position_ = 0;       // next position to claim
+  int64_t end_position_ = 0;
+  int64_t next_batch_ = 0;          // next batch Next() returns
+  int64_t bad_samples_ = 0;
+  std::set<int64_t> reported_;
+};
+
+Loader::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutdown_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  for (Slot& s : slots_)
+    if (s.memory) opt_.allocator->Free(s.memory, s.capacity);
+}
+
+Status Loader::Impl::Init(const Dataset& dataset) {
+  if (opt_.img_size <= 0 || opt_.img_size % opt_.stride != 0)
+    return Status::InvalidArgument("--img " + std::to_string(opt_.img_size) + " must be a positive multiple of " +
+                                   std::to_string(opt_.stride));
+  if (opt_.batch_size <= 0) return Status::InvalidArgument("batch size must be positive");
+  if (!opt_.allocator) opt_.allocator = BatchAllocator::Default();
+  opt_.workers = std::max(1, opt_.workers);
+  opt_.prefetch = std::max(1, opt_.prefetch);
+  FFR_RETURN_IF_ERROR(dataset.OpenReader(split_, opt_.reader, &reader_));
+  if (reader_->size() == 0) return Status::InvalidArgument(dataset.split_dir(split_) + ": split has no samples");
+  context_.reader = reader_.get();
+  context_.split = split_;
+  context_.hyp = opt_.hyp;
+  context_.img_size = opt_.img_size;
+  context_.decode_less = opt_.decode_less;
+
+  const bool rect = opt_.rect || !opt_.training;
+  if (rect) {
+    LabelIndex index;
+    FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split_, &index));
+    std::vector<int> w(index.size()), h(index.size());
+    for (size_t i = 0; i < index.size(); ++i) {
+      w[i] = static_cast<int>(index.width(i));
+      h[i] = static_cast<int>(index.height(i));
+    }
+    rect_ = PlanRectBatches(w, h, opt_.batch_size, opt_.img_size, opt_.stride, opt_.training ? 0.0 : opt_.rect_pad);
+    samples_per_epoch_ = reader_->size();
+  } else {
+    SamplerOptions so;
+    so.dataset_size = reader_->size();
+    so.rank = opt_.rank;
+    so.world_size = opt_.world_size;
+    so.seed = opt_.seed;
+    so.shuffle = opt_.shuffle;
+    sampler_.reset(new DistributedSampler(so));
+    samples_per_epoch_ = sampler_->samples_per_rank();
+  }
+  batches_per_epoch_ = opt_.drop_last ? samples_per_epoch_ / opt_.batch_size
+                                      : (samples_per_epoch_ + opt_.batch_size - 1) / opt_.batch_size;
+
+  slots_.resize(opt_.prefetch);
+  // Rect batches can exceed img_size (pad 0.5 at 640 gives 672): size the ring for the largest.
+  size_t pixels = static_cast<size_t>(opt_.img_size) * opt_.img_size;
+  for (const auto& [h, w] : rect_.shapes) pixels = std::max(pixels, static_cast<size_t>(h) * w);
+  const size_t bytes = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
+  for (Slot& s : slots_) {
+    s.memory = static_cast<uint8_t*>(opt_.allocator->Allocate(bytes));
+    if (!s.memory) return Status::IOError("batch allocator failed for " + std::to_string(bytes) + " bytes");
+    s.capacity = bytes;
+    s.targets.resize(opt_.batch_size);
+    s.batch.meta.resize(opt_.batch_size);
+  }
+  for (int i = 0; i < opt_.workers; ++i) workers_.emplace_back(&Impl::Worker, this, i);
+  return Status::OK();
+}
+
+int Loader::Impl::BatchSize(int64_t batch) const {
+  return static_cast<int>(std::min<int64_t>(opt_.batch_size, samples_per_epoch_ - batch * opt_.batch_size));
+}
+
+std::pair<int, int> Loader::Impl::BatchShape(int64_t batch) const {
+  if (!rect_.shapes.empty()) return rect_.shapes[batch];
+  return {opt_.img_size, opt_.img_size};
+}
+
+void Loader::Impl::Assign(Slot* slot, int64_t batch) {
+  slot->assigned = batch;
+  slot->handed_out = false;
+  slot->error = Status::OK();
+  if (batch < 0) return;
+  const auto [h, w] = BatchShape(batch);
+  Batch& b = slot->batch;
+  b.epoch = epoch_;
+  b.index = batch;
+  b.size = BatchSize(batch);
+  b.height = h;
+  b.width = w;
+  b.images = slot->memory;
+  b.replaced_samples = 0;
+  slot->remaining = b.size;
+}
+
+void Loader::Impl::StopEpoch(std::unique_lock<std::mutex>* lock) {
+  end_position_ = next_position_;  // nothing more is claimed
+  ready_cv_.wait(*lock, [&] { return in_flight_ == 0; });
+}
+
+Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
+  if (first_batch < 0 || first_batch > batches_per_epoch_)
+    return Status::InvalidArgument("batch " + std::to_string(first_batch) + " is outside the epoch's " +
+                                   std::to_string(batches_per_epoch_) + " batches");
+  std::vector<int64_t> positions = sampler_ ? sampler_->EpochIndices(epoch) : rect_.order;
+  std::unique_lock<std::mutex> lock(mu_);
+  StopEpoch(&lock);
+  epoch_ = epoch;
+  started_ = true;
+  positions_ = std::move(positions);
+  next_batch_ = first_batch;
+  next_position_ = first_batch * opt_.batch_size;
+  end_position_ = std::min<int64_t>(batches_per_epoch_ * opt_.batch_size, samples_per_epoch_);
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    const int64_t batch = first_batch + static_cast<int64_t>(k);
+    Assign(&slots_[batch % slots_.size()], batch < batches_per_epoch_ ? batch : -1);
+  }
+  lock.unlock();
+  work_cv_.notify_all();
+  return Status::OK();
+}
+
+void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* dst, std::vector<NormBox>* targets,
+                           ImageMeta* meta, Status* error, int64_t* replaced) {
+  const int64_t batch = position / opt_.batch_size;
+  int64_t index = positions_[position];
+  for (int attempt = 0; attempt <= kMaxReplacements; ++attempt) {
+    SampleError failure;
+    bool ok;
+    if (opt_.training && rect_.shapes.empty()) {
+      SampleRandom rng({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(opt_.rank),
+                        static_cast<uint64_t>(position), static_cast<uint64_t>(attempt)});
+      ok = builder->BuildTraining(&rng, index, positions_, dst, targets, meta, &failure);
+    } else {
+      const auto [h, w] = BatchShape(batch);
+      ok = builder->BuildValidation(index, h, w, dst, targets, meta, &failure);
+    }
+    if (ok) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++bad_samples_;
+      if (reported_.insert(failure.index).second && opt_.on_bad_sample)
+        opt_.on_bad_sample(reader_->Describe(failure.index) + ": " + failure.status.ToString());
+    }
+    ++*replaced;
+    // A replacement drawn from the sample's own key: the same whatever the threads.
+    SampleRandom pick({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(position),
+                       static_cast<uint64_t>(attempt), 0xbadull});
+    index = positions_[pick.Below(positions_.size())];
+    if (attempt == kMaxReplacements)
+      *error = Status::Corruption(split_ + ": " + std::to_string(kMaxReplacements) +
+                                  " corrupt samples in a row; last: " + failure.status.message());
+  }
+}
+
+void Loader::Impl::Worker(int id) {
+  if (!opt_.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(opt_.cpus[id % opt_.cpus.size()], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  SampleBuilder builder(context_);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    Slot* slot = nullptr;
+    int64_t position = 0;
+    work_cv_.wait(lock, [&] {
+      if (shutdown_) return true;
+      if (next_position_ >= end_position_) return false;
+      Slot& s = slots_[(next_position_ / opt_.batch_size) % slots_.size()];
+      return s.assigned == next_position_ / opt_.batch_size;
+    });
+    if (shutdown_) return;
+    position = next_position_++;
+    const int64_t batch = position / opt_.batch_size;
+    slot = &slots_[batch % slots_.size()];
+    const int k = static_cast<int>(position % opt_.batch_size);
+    const auto [h, w] = BatchShape(batch);
+    uint8_t* dst = slot->memory + static_cast<size_t>(k) * 3 * h * w;
+    ++in_flight_;
+    lock.unlock();
+
+    Status error;
+    int64_t replaced = 0;
+    Produce(&builder, position, dst, &slot->targets[k], &slot->batch.meta[k], &error, &replaced);
+
+    lock.lock();
+    --in_flight_;
+    slot->batch.replaced_samples += replaced;
+    if (!error.ok() && slot->error.ok()) slot->error = error;
+    if (--slot->remaining == 0 || in_flight_ == 0) ready_cv_.notify_all();
+  }
+}
+
+Status Loader::Impl::Next(const Batch** batch) {
+  std::unique_lock<std::mutex> lock(mu_);
+  *batch = nullptr;
+  if (!started_) return Status::InvalidArgument("Loader::Next called before Start");
+  if (next_batch_ >= batches_per_epoch_) return Status::OK();
+  Slot& slot = slots_[next_batch_ % slots_.size()];
+  ready_cv_.wait(lock, [&] { return slot.assigned == next_batch_ && slot.remaining == 0; });
+  ++next_batch_;
+  if (!slot.error.ok()) return slot.error;
+  Batch& b = slot.batch;
+  b.targets.clear();
+  for (int k = 0; k < b.size; ++k)
+    for (const NormBox& t : slot.targets[k])
+      b.targets.insert(b.targets.end(), {static_cast<float>(k), static_cast<float>(t.cls), t.cx, t.cy, t.w, t.h});
+  slot.handed_out = true;
+  *batch = &b;
+  return Status::OK();
+}
+
+void Loader::Impl::Release(const Batch* batch) {
+  if (!batch) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = slots_[batch->index % slots_.size()];
+    if (slot.assigned != batch->index || !slot.handed_out) return;
+    const int64_t next = batch->index + static_cast<int64_t>(slots_.size());
+    Assign(&slot, next < batches_per_epoch_ ? next : -1);
+  }
+  work_cv_.notify_all();
+}
+
+Status Loader::Open(const Dataset& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* out) {
+  std::string split = options.split;
+  if (split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(options.training, &split));
+  FFR_RETURN_IF_ERROR(dataset.CheckSplit(split));
+  std::unique_ptr<Impl> impl(new Impl(options, split));
+  FFR_RETURN_IF_ERROR(impl->Init(dataset));
+  out->reset(new Loader(std::move(impl)));
+  return Status::OK();
+}
+
+Loader::Loader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Loader::~Loader() = default;
+const std::string& Loader::split() const { return impl_->split(); }
+int64_t Loader::dataset_size() const { return impl_->dataset_size(); }
+int64_t Loader::samples_per_epoch() const { return impl_->samples_per_epoch(); }
+int64_t Loader::batches_per_epoch() const { return impl_->batches_per_epoch(); }
+Status Loader::Start(int64_t epoch, int64_t first_batch) { return impl_->Start(epoch, first_batch); }
+Status Loader::Next(const Batch** batch) { return impl_->Next(batch); }
+void Loader::Release(const Batch* batch) { impl_->Release(batch); }
+int64_t Loader::bad_samples() const { return impl_->bad_samples(); }
+
+}  // namespace ffyolo

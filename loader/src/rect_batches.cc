@@ -1,0 +1,46 @@
+#include "ffyolo/rect_batches.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace ffyolo {
+
+namespace {
+
+// np.ceil(shape * img_size / stride + pad).astype(int) * stride, in the same order of operations.
+int BatchSide(double shape, int img_size, int stride, double pad) {
+  return static_cast<int>(std::ceil(shape * img_size / stride + pad)) * stride;
+}
+
+}  // namespace
+
+RectBatches PlanRectBatches(const std::vector<int>& widths, const std::vector<int>& heights, int batch_size,
+                            int img_size, int stride, double pad) {
+  const size_t n = widths.size();
+  std::vector<double> ar(n);
+  for (size_t i = 0; i < n; ++i) ar[i] = static_cast<double>(heights[i]) / widths[i];
+
+  RectBatches out;
+  out.order.resize(n);
+  std::iota(out.order.begin(), out.order.end(), int64_t{0});
+  // numpy's argsort is not stable; ties have equal ratios, so the batch shapes
+  // do not depend on how they are broken, and a stable sort makes it deterministic.
+  std::stable_sort(out.order.begin(), out.order.end(), [&](int64_t a, int64_t b) { return ar[a] < ar[b]; });
+
+  const size_t bs = static_cast<size_t>(batch_size);
+  for (size_t first = 0; first < n; first += bs) {
+    const size_t last = std::min(n, first + bs) - 1;
+    const double mini = ar[out.order[first]], maxi = ar[out.order[last]];
+    double shape_h = 1, shape_w = 1;
+    if (maxi < 1) {
+      shape_h = maxi;
+    } else if (mini > 1) {
+      shape_w = 1 / mini;
+    }
+    out.shapes.emplace_back(BatchSide(shape_h, img_size, stride, pad), BatchSide(shape_w, img_size, stride, pad));
+  }
+  return out;
+}
+
+}  // namespace ffyolo

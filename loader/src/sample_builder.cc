@@ -1,0 +1,251 @@
+#include "sample_builder.h"
+
+#include <algorithm>
+#include <opencv2/imgproc.hpp>
+
+#include "ffyolo/letterbox.h"
+#include "ffyolo/mosaic.h"
+#include "ffyolo/perspective.h"
+#include "ffyolo/hsv.h"
+#include "ffyolo/planes.h"
+#include "ffyolo/record.h"
+
+namespace ffyolo {
+
+// One image after load_image: decoded, resized so that its longest side is
+// img_size, with its boxes in pixels of that size.
+struct SampleBuilder::Loaded {
+  ImageDecoder decoder;
+  std::vector<uint8_t> resized;
+  cv::Mat image;  // points into the decoder's buffer or `resized`
+  int64_t index = -1;
+  int orig_w = 0, orig_h = 0;
+  int64_t image_id = 0;
+  std::vector<Box> boxes;  // normalized, crowd boxes left out
+};
+
+namespace {
+
+// A CV_8UC3 header of rows x cols over `buffer`, grown when needed.
+cv::Mat View(std::vector<uint8_t>* buffer, int rows, int cols) {
+  const size_t bytes = static_cast<size_t>(rows) * cols * 3;
+  if (buffer->size() < bytes) buffer->resize(bytes);
+  return cv::Mat(rows, cols, CV_8UC3, buffer->data());
+}
+
+PerspectiveHyp PerspectiveOf(const Hyp& h) {
+  PerspectiveHyp p;
+  p.degrees = h.degrees;
+  p.translate = h.translate;
+  p.scale = h.scale;
+  p.shear = h.shear;
+  p.perspective = h.perspective;
+  return p;
+}
+
+}  // namespace
+
+SampleBuilder::SampleBuilder(const SampleContext& context) : ctx_(context) {
+  for (int i = 0; i < 4; ++i) loaded_.emplace_back(new Loaded());
+}
+
+SampleBuilder::~SampleBuilder() = default;
+
+bool SampleBuilder::Load(const int64_t* indices, int count, bool augment, SampleError* error) {
+  ffr::Sample samples[4];
+  ffr::Status st = ctx_.reader->ReadBatch(indices, count, &read_buffer_, samples);
+  if (!st.ok()) {
+    // Find which sample failed, so that the report names it.
+    for (int k = 0; k < count; ++k) {
+      ffr::Status one = ctx_.reader->Read(indices[k], &read_buffer_, &samples[0]);
+      if (!one.ok()) {
+        *error = {indices[k], one};
+        return false;
+      }
+    }
+    *error = {indices[0], st};
+    return false;
+  }
+  const int s = ctx_.img_size;
+  for (int k = 0; k < count; ++k) {
+    Loaded& l = *loaded_[k];
+    const std::string where = ctx_.split + " sample " + std::to_string(indices[k]);
+    RecordView rec;
+    st = RecordView::Parse(samples[k].data, samples[k].size, where, &rec);
+    if (!st.ok()) {
+      *error = {indices[k], st};
+      return false;
+    }
+    l.index = indices[k];
+    l.orig_w = static_cast<int>(rec.width());
+    l.orig_h = static_cast<int>(rec.height());
+    l.image_id = rec.image_id();
+    l.boxes.clear();
+    for (size_t b = 0; b < rec.box_count(); ++b) {
+      const Box box = rec.box(b);
+      if (!box.iscrowd) l.boxes.push_back(box);  // crowd regions are never training targets
+    }
+    const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
+    cv::Mat decoded;
+    int denominator = 1;
+    const int min_w = ctx_.decode_less ? target.width : 0;
+    const int min_h = ctx_.decode_less ? target.height : 0;
+    st = l.decoder.Decode(rec.image_data(), rec.image_size(), rec.encoding(),
+                          where + " (" + std::string(rec.file_name()) + ")", min_w, min_h, &decoded, &denominator);
+    if (!st.ok()) {
+      *error = {indices[k], st};
+      return false;
+    }
+    // The bytes must be the image the record describes (at the chosen DCT scale).
+    if (decoded.cols != (l.orig_w + denominator - 1) / denominator ||
+        decoded.rows != (l.orig_h + denominator - 1) / denominator) {
+      *error = {indices[k], ffr::Status::Corruption(where + ": image decodes to " + std::to_string(decoded.cols) + "x" +
+                                                   std::to_string(decoded.rows) + ", the record says " +
+                                                   std::to_string(l.orig_w) + "x" + std::to_string(l.orig_h))};
+      return false;
+    }
+    if (decoded.size() == target) {
+      l.image = decoded;
+    } else {
+      l.image = View(&l.resized, target.height, target.width);
+      cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
+    }
+  }
+  return true;
+}
+
+bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
+                           std::vector<PixelBox>* boxes, SampleError* error) {
+  const int s = ctx_.img_size;
+  // yc, xc = int(uniform(s/2, 3s/2)); indices = [index] + choices(k=3), shuffled.
+  const int yc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s));
+  const int xc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s));
+  int64_t indices[4] = {index, 0, 0, 0};
+  for (int k = 1; k < 4; ++k) indices[k] = partners[rng->Below(partners.size())];
+  for (int k = 3; k > 0; --k) std::swap(indices[k], indices[rng->Below(k + 1)]);
+  if (!Load(indices, 4, /*augment=*/true, error)) return false;
+
+  std::array<cv::Size, 4> sizes;
+  std::array<cv::Mat, 4> tiles;
+  for (int k = 0; k < 4; ++k) {
+    tiles[k] = loaded_[k]->image;
+    sizes[k] = tiles[k].size();
+  }
+  const std::array<MosaicTile, 4> plan = PlanMosaic(sizes, s, xc, yc);
+  boxes->clear();
+  for (int k = 0; k < 4; ++k)
+    AppendPixelBoxes(loaded_[k]->boxes, sizes[k].width, sizes[k].height, plan[k].padw(), plan[k].padh(), boxes);
+  for (PixelBox& b : *boxes) {  // np.clip(x, 0, 2 * s)
+    b.x1 = std::clamp(b.x1, 0.f, 2.f * s);
+    b.y1 = std::clamp(b.y1, 0.f, 2.f * s);
+    b.x2 = std::clamp(b.x2, 0.f, 2.f * s);
+    b.y2 = std::clamp(b.y2, 0.f, 2.f * s);
+  }
+  double scale = 1;
+  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), 2 * s, 2 * s, s, s, &scale);
+  WarpMosaic(tiles, plan, s, m, out);
+  TransformBoxes(m, scale, s, s, boxes);
+  return true;
+}
+
+bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes,
+                                ImageMeta* meta, SampleError* error) {
+  const int s = ctx_.img_size;
+  if (!Load(&index, 1, /*augment=*/true, error)) return false;
+  const Loaded& l = *loaded_[0];
+  const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, s, s, /*scaleup=*/true);
+  cv::Mat boxed = View(&mix_buffer_, s, s);
+  ApplyLetterbox(l.image, lb, &boxed);
+  boxes->clear();
+  AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes);
+  // random_perspective with border 0: same size in and out.
+  double scale = 1;
+  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), s, s, s, s, &scale);
+  WarpImage(boxed, m, out);
+  TransformBoxes(m, scale, s, s, boxes);
+  meta->ratio_w = lb.ratio * l.image.cols / l.orig_w;
+  meta->ratio_h = lb.ratio * l.image.rows / l.orig_h;
+  meta->pad_w = lb.dw;
+  meta->pad_h = lb.dh;
+  return true;
+}
+
+bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
+                                  uint8_t* dst, std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
+  const int s = ctx_.img_size;
+  const Hyp& hyp = ctx_.hyp;
+  cv::Mat img = View(&work_buffer_, s, s);
+  std::vector<PixelBox> boxes;
+  *meta = ImageMeta();
+  meta->dataset_index = index;
+  const bool mosaic = rng->Uniform() < hyp.mosaic;
+  if (mosaic) {
+    if (!Mosaic(rng, index, partners, &img, &boxes, error)) return false;
+    meta->mosaic = true;
+    // The primary image's identity (the shuffle put it in some tile).
+    for (const auto& l : loaded_) {
+      if (l->index == index) {
+        meta->image_id = l->image_id;
+        meta->orig_width = l->orig_w;
+        meta->orig_height = l->orig_h;
+        break;
+      }
+    }
+    if (rng->Uniform() < hyp.mixup) {
+      // mixup: a second mosaic from a random partner, blended with r ~ Beta(32, 32).
+      cv::Mat second = View(&mix_buffer_, s, s);
+      const int64_t other = partners[rng->Below(partners.size())];
+      if (!Mosaic(rng, other, partners, &second, &mix_boxes_, error)) return false;
+      const double r = rng->BetaSymmetric(32);
+      // uint8(im * r + im2 * (1 - r)): truncation, as numpy's astype.
+      uint8_t* a = img.data;
+      const uint8_t* b = second.data;
+      for (size_t i = 0, n = img.total() * 3; i < n; ++i)
+        a[i] = static_cast<uint8_t>(a[i] * r + b[i] * (1 - r));
+      boxes.insert(boxes.end(), mix_boxes_.begin(), mix_boxes_.end());
+    }
+  } else {
+    if (!Letterboxed(rng, index, &img, &boxes, meta, error)) return false;
+    meta->image_id = loaded_[0]->image_id;
+    meta->orig_width = loaded_[0]->orig_w;
+    meta->orig_height = loaded_[0]->orig_h;
+  }
+  *targets = ToNormalized(boxes, s, s);
+  if (hyp.hsv_h != 0 || hyp.hsv_s != 0 || hyp.hsv_v != 0)  // as YOLOv5: no colour round trip when off
+    ApplyHsv(BuildHsvLuts(DrawHsvGains(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v)), &img);
+  if (rng->Uniform() < hyp.flipud) {
+    cv::flip(img, img, 0);
+    for (NormBox& b : *targets) b.cy = 1 - b.cy;
+  }
+  if (rng->Uniform() < hyp.fliplr) {
+    cv::flip(img, img, 1);
+    for (NormBox& b : *targets) b.cx = 1 - b.cx;
+  }
+  WriteRgbPlanes(img, dst);
+  return true;
+}
+
+bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_t* dst,
+                                    std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
+  if (!Load(&index, 1, /*augment=*/false, error)) return false;
+  const Loaded& l = *loaded_[0];
+  const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/false);
+  cv::Mat img = View(&work_buffer_, height, width);
+  ApplyLetterbox(l.image, lb, &img);
+  std::vector<PixelBox> boxes;
+  AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, &boxes);
+  *targets = ToNormalized(boxes, width, height);
+  *meta = ImageMeta();
+  meta->dataset_index = index;
+  meta->image_id = l.image_id;
+  meta->orig_width = l.orig_w;
+  meta->orig_height = l.orig_h;
+  meta->ratio_w = lb.ratio * l.image.cols / l.orig_w;
+  meta->ratio_h = lb.ratio * l.image.rows / l.orig_h;
+  meta->pad_w = lb.dw;
+  meta->pad_h = lb.dh;
+  WriteRgbPlanes(img, dst);
+  return true;
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,71 @@
+// SampleBuilder: one sample as YOLOv5's LoadImagesAndLabels.__getitem__ makes
+// it (v7.0), written into its batch slot. One per worker thread: it owns the
+// read buffer, the decoders and every scratch image, so that steady state
+// allocates nothing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+#include "ffr/reader.h"
+#include "ffyolo/batch.h"
+#include "ffyolo/boxes.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/image_decoder.h"
+#include "ffyolo/label_index.h"
+#include "ffyolo/random.h"
+
+namespace ffyolo {
+
+// What every builder of a loader shares, read-only.
+struct SampleContext {
+  const ffr::Reader* reader = nullptr;
+  std::string split;
+  Hyp hyp;
+  int img_size = 640;
+  bool decode_less = true;
+};
+
+// Why a sample failed: the dataset index at fault (a mosaic partner, maybe) and the reason.
+struct SampleError {
+  int64_t index = -1;
+  ffr::Status status;
+};
+
+class SampleBuilder {
+ public:
+  explicit SampleBuilder(const SampleContext& context);
+  ~SampleBuilder();
+
+  // A training sample (mosaic with probability hyp.mosaic, else letterbox +
+  // random_perspective; then mixup, HSV, flips) of img_size x img_size.
+  // `partners` are the indices mosaic and mixup draw from. Writes RGB planes
+  // into dst (3 * s * s bytes).
+  bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, uint8_t* dst,
+                     std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error);
+
+  // A validation sample letterboxed (scaleup off) into height x width.
+  bool BuildValidation(int64_t index, int height, int width, uint8_t* dst, std::vector<NormBox>* targets,
+                       ImageMeta* meta, SampleError* error);
+
+ private:
+  struct Loaded;
+  bool Load(const int64_t* indices, int count, bool augment, SampleError* error);
+  bool Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
+              std::vector<PixelBox>* boxes, SampleError* error);
+  bool Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes, ImageMeta* meta,
+                   SampleError* error);
+
+  SampleContext ctx_;
+  ffr::ReadBuffer read_buffer_;
+  std::vector<std::unique_ptr<Loaded>> loaded_;  // one per mosaic tile
+  std::vector<uint8_t> work_buffer_, mix_buffer_;
+  std::vector<PixelBox> mix_boxes_;
+};
+
+}  // namespace ffyolo

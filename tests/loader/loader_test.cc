@@ -1,0 +1,264 @@
+// Loader pipeline: determinism across threads, exact resume, validation
+// batches, corrupt samples, stopping mid-epoch.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ffr/format.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/letterbox.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/rect_batches.h"
+#include "test_dataset.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+using testing::PackedSyntheticDataset;
+
+struct Snapshot {
+  int64_t index;
+  int size, height, width;
+  std::string images;
+  std::vector<float> targets;
+  std::vector<int64_t> dataset_indices;
+};
+
+LoaderOptions TrainOptions(int workers) {
+  LoaderOptions o;
+  o.training = true;
+  o.img_size = 128;
+  o.batch_size = 8;
+  o.workers = workers;
+  o.prefetch = 3;
+  o.seed = 5;
+  o.hyp.mixup = 0.5;   // exercise every branch
+  o.hyp.mosaic = 0.7;  // both the mosaic and the letterbox path
+  o.hyp.degrees = 5;
+  o.hyp.flipud = 0.3;
+  return o;
+}
+
+std::unique_ptr<Loader> OpenLoader(const LoaderOptions& o, const std::string& path = PackedSyntheticDataset()) {
+  std::unique_ptr<Dataset> d;
+  EXPECT_TRUE(Dataset::Open(path, &d).ok());
+  std::unique_ptr<Loader> loader;
+  Status s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return loader;
+}
+
+std::vector<Snapshot> Drain(Loader* loader, int64_t epoch, int64_t first = 0, int64_t limit = 1 << 30) {
+  std::vector<Snapshot> out;
+  EXPECT_TRUE(loader->Start(epoch, first).ok());
+  const Batch* b = nullptr;
+  while (static_cast<int64_t>(out.size()) < limit) {
+    Status s = loader->Next(&b);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!b) break;
+    Snapshot snap{b->index, b->size, b->height, b->width,
+                  std::string(reinterpret_cast<const char*>(b->images), b->image_bytes()), b->targets, {}};
+    for (int k = 0; k < b->size; ++k) snap.dataset_indices.push_back(b->meta[k].dataset_index);
+    out.push_back(std::move(snap));
+    loader->Release(b);
+  }
+  return out;
+}
+
+void ExpectSame(const std::vector<Snapshot>& a, const std::vector<Snapshot>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].index, b[i].index);
+    EXPECT_EQ(a[i].dataset_indices, b[i].dataset_indices) << "batch " << a[i].index;
+    EXPECT_TRUE(a[i].images == b[i].images) << "batch " << a[i].index << " images differ";
+    EXPECT_EQ(a[i].targets, b[i].targets) << "batch " << a[i].index;
+  }
+}
+
+TEST(LoaderTest, TrainingBatchesHaveTheRightShape) {
+  auto loader = OpenLoader(TrainOptions(2));
+  ASSERT_TRUE(loader);
+  EXPECT_EQ(loader->split(), "train2017");
+  EXPECT_EQ(loader->batches_per_epoch(), 6);  // 48 samples / 8
+  const auto batches = Drain(loader.get(), 0);
+  ASSERT_EQ(batches.size(), 6u);
+  size_t targets = 0;
+  for (const Snapshot& s : batches) {
+    EXPECT_EQ(s.size, 8);
+    EXPECT_EQ(s.height, 128);
+    EXPECT_EQ(s.width, 128);
+    ASSERT_EQ(s.targets.size() % 6, 0u);
+    for (size_t t = 0; t < s.targets.size(); t += 6) {
+      EXPECT_GE(s.targets[t], 0);
+      EXPECT_LT(s.targets[t], 8);  // image index in batch
+      for (int c = 2; c < 6; ++c) {
+        EXPECT_GE(s.targets[t + c], 0.f);
+        EXPECT_LE(s.targets[t + c], 1.f);
+      }
+    }
+    targets += s.targets.size() / 6;
+  }
+  EXPECT_GT(targets, 48u);  // mosaics of objects-rich synthetic images
+}
+
+TEST(LoaderTest, SameBatchesWhateverTheThreadCount) {
+  auto one = OpenLoader(TrainOptions(1));
+  auto three = OpenLoader(TrainOptions(3));
+  ExpectSame(Drain(one.get(), 1), Drain(three.get(), 1));
+}
+
+TEST(LoaderTest, EpochsDiffer) {
+  auto loader = OpenLoader(TrainOptions(2));
+  const auto e0 = Drain(loader.get(), 0, 0, 1);
+  const auto e1 = Drain(loader.get(), 1, 0, 1);
+  EXPECT_NE(e0[0].dataset_indices, e1[0].dataset_indices);
+  EXPECT_FALSE(e0[0].images == e1[0].images);
+}
+
+TEST(LoaderTest, ResumeGivesTheBatchesItWouldHaveGiven) {
+  auto loader = OpenLoader(TrainOptions(2));
+  const auto full = Drain(loader.get(), 2);
+  auto fresh = OpenLoader(TrainOptions(3));
+  const auto resumed = Drain(fresh.get(), 2, 3);
+  ExpectSame(std::vector<Snapshot>(full.begin() + 3, full.end()), resumed);
+}
+
+TEST(LoaderTest, RanksReadDisjointShards) {
+  LoaderOptions o = TrainOptions(2);
+  o.world_size = 2;
+  std::set<int64_t> seen;
+  int64_t total = 0;
+  for (int r = 0; r < 2; ++r) {
+    o.rank = r;
+    auto loader = OpenLoader(o);
+    EXPECT_EQ(loader->samples_per_epoch(), 24);
+    for (const Snapshot& s : Drain(loader.get(), 0)) {
+      for (int64_t i : s.dataset_indices) seen.insert(i);
+      total += s.size;
+    }
+  }
+  EXPECT_EQ(total, 48);
+  EXPECT_EQ(seen.size(), 48u);
+}
+
+TEST(LoaderTest, DropLastDropsThePartialBatch) {
+  LoaderOptions o = TrainOptions(2);
+  o.batch_size = 10;
+  auto keep = OpenLoader(o);
+  EXPECT_EQ(keep->batches_per_epoch(), 5);
+  const auto batches = Drain(keep.get(), 0);
+  EXPECT_EQ(batches.back().size, 8);
+  o.drop_last = true;
+  auto drop = OpenLoader(o);
+  EXPECT_EQ(drop->batches_per_epoch(), 4);
+  EXPECT_EQ(Drain(drop.get(), 0).size(), 4u);
+}
+
+TEST(LoaderTest, ValidationUsesRectBatchesAndRecordsTheLetterbox) {
+  LoaderOptions o;
+  o.training = false;
+  o.img_size = 128;
+  o.batch_size = 4;
+  o.workers = 2;
+  const std::string path = PackedSyntheticDataset();
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(path, &d).ok());
+  LabelIndex index;
+  ASSERT_TRUE(d->LoadLabelIndex("val2017", &index).ok());
+  std::vector<int> w, h;
+  for (size_t i = 0; i < index.size(); ++i) {
+    w.push_back(static_cast<int>(index.width(i)));
+    h.push_back(static_cast<int>(index.height(i)));
+  }
+  const RectBatches plan = PlanRectBatches(w, h, 4, 128, 32, 0.5);
+  auto loader = OpenLoader(o);
+  EXPECT_EQ(loader->split(), "val2017");
+  std::unique_ptr<Loader> keep;
+  ASSERT_TRUE(loader->Start(0).ok());
+  const Batch* b = nullptr;
+  int64_t k = 0;
+  while (loader->Next(&b).ok() && b) {
+    EXPECT_EQ(b->height, plan.shapes[b->index].first);
+    EXPECT_EQ(b->width, plan.shapes[b->index].second);
+    for (int i = 0; i < b->size; ++i) {
+      const ImageMeta& m = b->meta[i];
+      EXPECT_EQ(m.dataset_index, plan.order[k++]);
+      EXPECT_EQ(m.orig_width, w[m.dataset_index]);
+      const LetterboxPlan lb = PlanLetterbox(LoadResizeSize(m.orig_width, m.orig_height, 128).width,
+                                             LoadResizeSize(m.orig_width, m.orig_height, 128).height, b->width,
+                                             b->height, false);
+      EXPECT_DOUBLE_EQ(m.pad_w, lb.dw);
+      EXPECT_DOUBLE_EQ(m.pad_h, lb.dh);
+      EXPECT_FALSE(m.mosaic);
+      // Letterbox padding is grey 114 in every channel plane.
+      if (lb.top > 0) EXPECT_EQ(b->images[static_cast<size_t>(i) * 3 * b->height * b->width], 114);
+    }
+    loader->Release(b);
+  }
+  EXPECT_EQ(k, 16);
+}
+
+TEST(LoaderTest, CorruptSamplesAreReportedCountedAndReplaced) {
+  const std::string src = PackedSyntheticDataset();
+  testing::ScratchDir dir("corrupt");
+  const std::string copy = dir / "data.ffr";
+  std::filesystem::copy(src, copy, std::filesystem::copy_options::recursive);
+  // Damage sample 3 of the first shard: its CRC no longer matches.
+  const std::string shard = copy + "/train2017/PART_00000.ffr";
+  std::string bytes = testing::ReadFileToString(shard);
+  std::unique_ptr<ffr::Reader> r;
+  ASSERT_TRUE(ffr::Reader::Open(shard, ffr::ReaderOptions(), &r).ok());
+  ffr::ShardHeader header;
+  const uint64_t at = 12 + 12 * r->size();
+  ASSERT_TRUE(ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(bytes.data()), at, bytes.size(), true,
+                                    &header)
+                  .ok());
+  bytes[header.offsets[3] + header.sample_size(3) - 10] ^= 0x5a;
+  ASSERT_TRUE(testing::WriteStringToFile(shard, bytes));
+
+  LoaderOptions o = TrainOptions(2);
+  std::vector<std::string> reports;
+  o.on_bad_sample = [&](const std::string& m) { reports.push_back(m); };
+  auto loader = OpenLoader(o, copy);
+  const auto batches = Drain(loader.get(), 0);
+  EXPECT_EQ(batches.size(), 6u);
+  EXPECT_GT(loader->bad_samples(), 0);
+  ASSERT_EQ(reports.size(), 1u);  // reported once, however often it was drawn
+  EXPECT_NE(reports[0].find("PART_00000.ffr sample 3"), std::string::npos) << reports[0];
+  EXPECT_NE(reports[0].find("checksum"), std::string::npos) << reports[0];
+}
+
+TEST(LoaderTest, StopsCleanlyMidEpoch) {
+  for (int workers : {1, 4}) {
+    auto loader = OpenLoader(TrainOptions(workers));
+    ASSERT_TRUE(loader->Start(0).ok());
+    const Batch* b = nullptr;
+    ASSERT_TRUE(loader->Next(&b).ok());
+    ASSERT_NE(b, nullptr);
+    // Hold the batch and restart: the ring is full and workers are blocked.
+    ASSERT_TRUE(loader->Start(1, 2).ok());
+    ASSERT_TRUE(loader->Next(&b).ok());
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->index, 2);
+    EXPECT_EQ(b->epoch, 1);
+    loader.reset();  // destroyed with batches outstanding and workers busy
+  }
+}
+
+TEST(LoaderTest, BadOptionsAreRejected) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  std::unique_ptr<Loader> loader;
+  LoaderOptions o = TrainOptions(1);
+  o.img_size = 100;
+  EXPECT_TRUE(Loader::Open(*d, o, &loader).IsInvalidArgument());
+  o = TrainOptions(1);
+  o.split = "test2017";
+  Status s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_NE(s.message().find("train2017"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ffyolo

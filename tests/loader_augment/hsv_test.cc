@@ -1,0 +1,161 @@
+#include "ffyolo/hsv.h"
+
+#include <gtest/gtest.h>
+
+#include <opencv2/imgproc.hpp>
+#include <vector>
+
+namespace ffyolo {
+namespace {
+
+TEST(BuildHsvLutsTest, HandComputedEntries) {
+  const HsvLuts luts = BuildHsvLuts({1.01, 0.5, 1.2});
+  // Hue: int((x * 1.01) % 180).
+  EXPECT_EQ(luts.h[0], 0);
+  EXPECT_EQ(luts.h[90], 90);    // 90.9
+  EXPECT_EQ(luts.h[178], 179);  // 179.78
+  EXPECT_EQ(luts.h[179], 0);    // 180.79 % 180 = 0.79
+  EXPECT_EQ(luts.h[180], 1);    // 181.8 % 180
+  EXPECT_EQ(luts.h[255], 77);   // 257.55 % 180
+  // Saturation: int(clip(x * 0.5, 0, 255)).
+  EXPECT_EQ(luts.s[1], 0);
+  EXPECT_EQ(luts.s[3], 1);
+  EXPECT_EQ(luts.s[255], 127);
+  // Value: int(clip(x * 1.2, 0, 255)).
+  EXPECT_EQ(luts.v[1], 1);
+  EXPECT_EQ(luts.v[100], 120);
+  EXPECT_EQ(luts.v[212], 254);  // 254.4
+  EXPECT_EQ(luts.v[213], 255);  // 255.6 clipped
+  EXPECT_EQ(luts.v[250], 255);
+}
+
+TEST(BuildHsvLutsTest, HueBelowOneTruncates) {
+  const HsvLuts luts = BuildHsvLuts({0.99, 1, 1});
+  EXPECT_EQ(luts.h[90], 89);    // 89.1
+  EXPECT_EQ(luts.h[179], 177);  // 177.21
+  EXPECT_EQ(luts.h[255], 72);   // 252.45 % 180
+  for (int x = 0; x < 256; ++x) {
+    EXPECT_EQ(luts.s[x], x);
+    EXPECT_EQ(luts.v[x], x);
+  }
+}
+
+TEST(BuildHsvLutsTest, NegativeGainsFollowPythonModuloAndClip) {
+  // hgain or sgain > 1 can give negative gains: numpy's % is non-negative for a
+  // positive divisor, and the clip floors saturation at 0.
+  const HsvLuts luts = BuildHsvLuts({-0.5, -1, 2});
+  EXPECT_EQ(luts.h[0], 0);
+  EXPECT_EQ(luts.h[1], 179);    // -0.5 % 180 = 179.5
+  EXPECT_EQ(luts.h[100], 130);  // -50 % 180
+  EXPECT_EQ(luts.s[200], 0);
+  EXPECT_EQ(luts.v[100], 200);
+  EXPECT_EQ(luts.v[200], 255);
+}
+
+cv::Mat RandomImage(int w, int h, uint64_t seed) {
+  cv::Mat img(h, w, CV_8UC3);
+  cv::RNG rng(seed);
+  rng.fill(img, cv::RNG::UNIFORM, 0, 256);
+  return img;
+}
+
+// augment_hsv as YOLOv5 writes it: split, one LUT per channel, merge.
+cv::Mat ReferenceHsv(const cv::Mat& bgr, const HsvLuts& luts) {
+  cv::Mat hsv;
+  cv::cvtColor(bgr, hsv, cv::COLOR_BGR2HSV);
+  std::vector<cv::Mat> ch;
+  cv::split(hsv, ch);
+  const cv::Mat lh(1, 256, CV_8U, const_cast<uint8_t*>(luts.h.data()));
+  const cv::Mat ls(1, 256, CV_8U, const_cast<uint8_t*>(luts.s.data()));
+  const cv::Mat lv(1, 256, CV_8U, const_cast<uint8_t*>(luts.v.data()));
+  cv::Mat h, s, v;
+  cv::LUT(ch[0], lh, h);
+  cv::LUT(ch[1], ls, s);
+  cv::LUT(ch[2], lv, v);
+  cv::Mat merged, out;
+  cv::merge(std::vector<cv::Mat>{h, s, v}, merged);
+  cv::cvtColor(merged, out, cv::COLOR_HSV2BGR);
+  return out;
+}
+
+TEST(ApplyHsvTest, MatchesTheSplitMergeRecipeOnAView) {
+  const cv::Mat image = RandomImage(97, 61, 1);
+  for (const HsvGains& gains : {HsvGains{1.01, 0.5, 1.2}, HsvGains{0.987, 1.6, 0.7}}) {
+    const HsvLuts luts = BuildHsvLuts(gains);
+    cv::Mat buffer(80, 120, CV_8UC3, cv::Scalar::all(7));
+    const cv::Rect view(11, 9, 97, 61);
+    image.copyTo(buffer(view));
+    cv::Mat roi = buffer(view);
+    ApplyHsv(luts, &roi);
+    ASSERT_EQ(roi.data, buffer.ptr(9, 11));
+    EXPECT_EQ(cv::norm(roi, ReferenceHsv(image, luts), cv::NORM_INF), 0);
+    cv::Mat outside = buffer.clone();
+    outside(view).setTo(cv::Scalar::all(7));
+    EXPECT_EQ(cv::countNonZero(outside.reshape(1) != 7), 0);
+  }
+}
+
+TEST(ApplyHsvTest, SizesChangeBetweenCalls) {
+  const HsvLuts luts = BuildHsvLuts({1.01, 0.8, 1.1});
+  for (const cv::Size size : {cv::Size(64, 48), cv::Size(200, 150), cv::Size(31, 17)}) {
+    cv::Mat img = RandomImage(size.width, size.height, size.area());
+    const cv::Mat expected = ReferenceHsv(img, luts);
+    ApplyHsv(luts, &img);
+    EXPECT_EQ(cv::norm(img, expected, cv::NORM_INF), 0) << size;
+  }
+}
+
+TEST(ApplyHsvTest, UnitGainsNearlyKeepTheImage) {
+  cv::Mat img = RandomImage(128, 96, 2);
+  const cv::Mat original = img.clone();
+  ApplyHsv(BuildHsvLuts({1, 1, 1}), &img);
+  // Only the 8-bit HSV round trip's quantisation remains: hue in 2-degree
+  // steps is up to 1 degree off, (max - min) / 60 <= 4.25 levels, plus the
+  // roundings (6 is the worst seen over 16M random pixels).
+  EXPECT_LE(cv::norm(img, original, cv::NORM_INF), 6);
+  // Greys have no hue to quantise: unchanged.
+  cv::Mat grey(8, 8, CV_8UC3, cv::Scalar::all(93));
+  ApplyHsv(BuildHsvLuts({1, 1, 1}), &grey);
+  EXPECT_EQ(cv::norm(grey, cv::Mat(8, 8, CV_8UC3, cv::Scalar::all(93)), cv::NORM_INF), 0);
+}
+
+TEST(DrawHsvGainsTest, Ranges) {
+  double lo[3] = {2, 2, 2}, hi[3] = {0, 0, 0};
+  for (uint64_t i = 0; i < 2000; ++i) {
+    SampleRandom rng({9, i});
+    const HsvGains g = DrawHsvGains(&rng, 0.015, 0.7, 0.4);
+    const double v[3] = {g.h, g.s, g.v};
+    for (int c = 0; c < 3; ++c) {
+      lo[c] = std::min(lo[c], v[c]);
+      hi[c] = std::max(hi[c], v[c]);
+    }
+  }
+  const double gain[3] = {0.015, 0.7, 0.4};
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_GE(lo[c], 1 - gain[c]) << c;
+    EXPECT_LE(hi[c], 1 + gain[c]) << c;
+    // U(-1, 1), not U(0, 1): both sides of 1 are reached.
+    EXPECT_LT(lo[c], 1 - 0.95 * gain[c]) << c;
+    EXPECT_GT(hi[c], 1 + 0.95 * gain[c]) << c;
+  }
+}
+
+TEST(DrawHsvGainsTest, ZeroGainsAreOne) {
+  SampleRandom rng({1});
+  const HsvGains g = DrawHsvGains(&rng, 0, 0, 0);
+  EXPECT_EQ(g.h, 1);
+  EXPECT_EQ(g.s, 1);
+  EXPECT_EQ(g.v, 1);
+}
+
+TEST(DrawHsvGainsTest, DrawsInHsvOrder) {
+  // The same key drives the three gains in order h, s, v: with equal gains they equal three uniforms in turn.
+  SampleRandom a({4, 2}), b({4, 2});
+  const HsvGains g = DrawHsvGains(&a, 0.5, 0.5, 0.5);
+  EXPECT_DOUBLE_EQ(g.h, b.Uniform(-1, 1) * 0.5 + 1);
+  EXPECT_DOUBLE_EQ(g.s, b.Uniform(-1, 1) * 0.5 + 1);
+  EXPECT_DOUBLE_EQ(g.v, b.Uniform(-1, 1) * 0.5 + 1);
+}
+
+}  // namespace
+}  // namespace ffyolo

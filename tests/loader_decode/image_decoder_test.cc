@@ -1,0 +1,372 @@
+#include "ffyolo/image_decoder.h"
+
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#ifdef FFYOLO_HAVE_IMGCODECS
+#include <opencv2/imgcodecs.hpp>
+#endif
+
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// A smooth colour picture with some edges: JPEG keeps it well above 30 dB at
+// quality 95, and every channel differs so that a channel swap shows.
+cv::Mat MakeBgr(int width, int height) {
+  cv::Mat img(height, width, CV_8UC3);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      auto& px = img.at<cv::Vec3b>(y, x);
+      px[0] = static_cast<uint8_t>(255 * x / std::max(1, width - 1));
+      px[1] = static_cast<uint8_t>(255 * y / std::max(1, height - 1));
+      px[2] = static_cast<uint8_t>(128 + 100 * std::sin(x * 0.05) * std::cos(y * 0.07));
+    }
+  }
+  cv::rectangle(img, cv::Rect(width / 4, height / 4, width / 3, height / 3), cv::Scalar(20, 200, 60), cv::FILLED);
+  return img;
+}
+
+cv::Mat MakeGrey(int width, int height) {
+  cv::Mat grey;
+  cv::cvtColor(MakeBgr(width, height), grey, cv::COLOR_BGR2GRAY);
+  return grey;
+}
+
+// The Adobe (inverted) CMYK that prints as `bgr`: each stored value is 255
+// minus the ink, K the brightest channel, so R = C * K / 255 and so on.
+cv::Mat BgrToInvertedCmyk(const cv::Mat& bgr) {
+  cv::Mat cmyk(bgr.rows, bgr.cols, CV_8UC4);
+  for (int y = 0; y < bgr.rows; ++y) {
+    for (int x = 0; x < bgr.cols; ++x) {
+      const cv::Vec3b p = bgr.at<cv::Vec3b>(y, x);
+      const int k = std::max({p[0], p[1], p[2]});
+      auto ink = [k](int v) { return static_cast<uint8_t>(k == 0 ? 0 : (v * 255 + k / 2) / k); };
+      cmyk.at<cv::Vec4b>(y, x) = cv::Vec4b(ink(p[2]), ink(p[1]), ink(p[0]), static_cast<uint8_t>(k));
+    }
+  }
+  return cmyk;
+}
+
+Bytes EncodeJpeg(const cv::Mat& pixels, int pixel_format, int subsamp, int flags = 0) {
+  tjhandle tj = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  const int rc = tjCompress2(tj, pixels.data, pixels.cols, static_cast<int>(pixels.step), pixels.rows, pixel_format,
+                             &buf, &size, subsamp, 95, flags);
+  EXPECT_EQ(rc, 0) << tjGetErrorStr2(tj);
+  Bytes out(buf, buf + size);
+  tjFree(buf);
+  tjDestroy(tj);
+  return out;
+}
+
+Bytes EncodeBgrJpeg(const cv::Mat& bgr, int subsamp = TJSAMP_420, int flags = 0) {
+  return EncodeJpeg(bgr, TJPF_BGR, subsamp, flags);
+}
+
+// The colour space TurboJPEG reads from a JPEG's header.
+int JpegColorspace(const Bytes& jpeg) {
+  tjhandle tj = tjInitDecompress();
+  int w = 0, h = 0, subsamp = 0, colorspace = -1;
+  EXPECT_EQ(tjDecompressHeader3(tj, jpeg.data(), jpeg.size(), &w, &h, &subsamp, &colorspace), 0);
+  tjDestroy(tj);
+  return colorspace;
+}
+
+struct Decoded {
+  ffr::Status status;
+  cv::Mat image;
+  int scale = 0;
+};
+
+Decoded Decode(ImageDecoder* decoder, const Bytes& bytes, int min_w = 0, int min_h = 0,
+               ImageEncoding encoding = ImageEncoding::kJpeg) {
+  Decoded d;
+  d.status = decoder->Decode(bytes.data(), bytes.size(), encoding, "sample 7 (test.ffr)", min_w, min_h, &d.image,
+                             &d.scale);
+  return d;
+}
+
+void ExpectDecodesTo(const Bytes& jpeg, const cv::Mat& expected_bgr) {
+  ImageDecoder decoder;
+  Decoded d = Decode(&decoder, jpeg);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(d.scale, 1);
+  ASSERT_EQ(d.image.type(), CV_8UC3);
+  ASSERT_EQ(d.image.size(), expected_bgr.size());
+  EXPECT_GT(cv::PSNR(d.image, expected_bgr), 30.0);
+}
+
+struct ColourCase {
+  const char* name;
+  int subsamp;
+  int flags;
+};
+
+class ColourJpegTest : public ::testing::TestWithParam<ColourCase> {};
+
+TEST_P(ColourJpegTest, DecodesToSourcePixels) {
+  const cv::Mat src = MakeBgr(203, 117);  // odd sizes exercise partial MCUs
+  ExpectDecodesTo(EncodeBgrJpeg(src, GetParam().subsamp, GetParam().flags), src);
+}
+
+INSTANTIATE_TEST_SUITE_P(Subsampling, ColourJpegTest,
+                         ::testing::Values(ColourCase{"s420", TJSAMP_420, 0}, ColourCase{"s444", TJSAMP_444, 0},
+                                           ColourCase{"s422", TJSAMP_422, 0},
+                                           ColourCase{"progressive420", TJSAMP_420, TJFLAG_PROGRESSIVE},
+                                           ColourCase{"progressive444", TJSAMP_444, TJFLAG_PROGRESSIVE}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ImageDecoder, GreyJpegComesOutAsThreeEqualChannels) {
+  const cv::Mat grey = MakeGrey(150, 99);
+  const Bytes jpeg = EncodeJpeg(grey, TJPF_GRAY, TJSAMP_GRAY);
+  ASSERT_EQ(JpegColorspace(jpeg), TJCS_GRAY);
+  ImageDecoder decoder;
+  Decoded d = Decode(&decoder, jpeg);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  ASSERT_EQ(d.image.type(), CV_8UC3);
+  ASSERT_EQ(d.image.size(), grey.size());
+  std::vector<cv::Mat> channels;
+  cv::split(d.image, channels);
+  EXPECT_EQ(cv::norm(channels[0], channels[1], cv::NORM_INF), 0);
+  EXPECT_EQ(cv::norm(channels[0], channels[2], cv::NORM_INF), 0);
+  EXPECT_GT(cv::PSNR(channels[0], grey), 30.0);
+}
+
+TEST(ImageDecoder, CmykJpegComesOutAsBgr) {
+  const cv::Mat src = MakeBgr(160, 96);
+  const Bytes jpeg = EncodeJpeg(BgrToInvertedCmyk(src), TJPF_CMYK, TJSAMP_444);
+  const int colorspace = JpegColorspace(jpeg);
+  ASSERT_TRUE(colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) << colorspace;
+  ExpectDecodesTo(jpeg, src);
+#ifdef FFYOLO_HAVE_IMGCODECS
+  // OpenCV's reading of the same file (what cv2.imread gives Ultralytics).
+  const cv::Mat reference = cv::imdecode(jpeg, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
+  ImageDecoder decoder;
+  Decoded d = Decode(&decoder, jpeg);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  ASSERT_EQ(reference.size(), d.image.size());
+  EXPECT_LE(cv::norm(reference, d.image, cv::NORM_INF), 2);
+#endif
+}
+
+TEST(ImageDecoder, ScaledDecodePicksTheSmallestScaleThatKeepsTheMinimum) {
+  const cv::Mat src = MakeBgr(640, 480);
+  const Bytes jpeg = EncodeBgrJpeg(src);
+  struct Case {
+    int min_w, min_h, denominator;
+  };
+  const Case cases[] = {{320, 240, 2}, {321, 240, 1}, {320, 241, 1}, {80, 60, 8},
+                        {81, 60, 4},   {160, 120, 4}, {0, 0, 1},     {640, 480, 1}};
+  ImageDecoder decoder;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.min_w) + "x" + std::to_string(c.min_h));
+    Decoded d = Decode(&decoder, jpeg, c.min_w, c.min_h);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.scale, c.denominator);
+    const tjscalingfactor factor = {1, c.denominator};
+    EXPECT_EQ(d.image.cols, TJSCALED(640, factor));
+    EXPECT_EQ(d.image.rows, TJSCALED(480, factor));
+    cv::Mat shrunk;
+    cv::resize(src, shrunk, d.image.size(), 0, 0, cv::INTER_AREA);
+    EXPECT_GT(cv::PSNR(d.image, shrunk), 25.0);
+  }
+}
+
+TEST(ImageDecoder, ScaledSizesRoundUp) {
+  // 641 / 8 and 481 / 8 round up to 81 x 61, which still meets an 81 x 61 minimum.
+  ImageDecoder decoder;
+  Decoded d = Decode(&decoder, EncodeBgrJpeg(MakeBgr(641, 481)), 81, 61);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(d.scale, 8);
+  EXPECT_EQ(d.image.size(), cv::Size(81, 61));
+}
+
+void ExpectCorruptionNamingSample(const Decoded& d) {
+  EXPECT_TRUE(d.status.IsCorruption()) << d.status.ToString();
+  EXPECT_NE(d.status.message().find("sample 7 (test.ffr)"), std::string::npos) << d.status.message();
+}
+
+TEST(ImageDecoder, TruncatedJpegIsCorruption) {
+  Bytes jpeg = EncodeBgrJpeg(MakeBgr(320, 240));
+  jpeg.resize(jpeg.size() / 2);
+  ImageDecoder decoder;
+  ExpectCorruptionNamingSample(Decode(&decoder, jpeg));
+}
+
+// Offset of the first entropy-coded byte: just past the SOS segment.
+size_t EntropyDataStart(const Bytes& jpeg) {
+  for (size_t i = 2; i + 3 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) return i + 2 + (jpeg[i + 2] << 8 | jpeg[i + 3]);
+  ADD_FAILURE() << "no SOS marker";
+  return 0;
+}
+
+TEST(ImageDecoder, GarbageInEntropyDataIsCorruption) {
+  const Bytes clean = EncodeBgrJpeg(MakeBgr(320, 240));
+  const size_t start = EntropyDataStart(clean);
+  ASSERT_GT(clean.size(), start + 600);
+  // Random bytes desynchronise the Huffman decoder, which then runs out of data
+  // or leaves some over: libjpeg warnings. Not every garbling shows: Huffman
+  // codes resynchronise, and about one in five random patches decodes silently
+  // to wrong pixels (as with cv2.imread); this one is caught.
+  Bytes noise = clean;
+  std::mt19937 rng(7);
+  for (size_t i = start + 200; i < start + 400; ++i) noise[i] = static_cast<uint8_t>(rng());
+  // Stray markers in the middle of a scan.
+  Bytes markers = clean;
+  for (size_t i = start + 200; i < start + 400; i += 2) {
+    markers[i] = 0xFF;
+    markers[i + 1] = 0xD3;
+  }
+  ImageDecoder decoder;
+  ExpectCorruptionNamingSample(Decode(&decoder, noise));
+  ExpectCorruptionNamingSample(Decode(&decoder, markers));
+  // The decoder is still usable afterwards.
+  EXPECT_TRUE(Decode(&decoder, clean).status.ok());
+}
+
+TEST(ImageDecoder, EmptyAndNonJpegBytesAreCorruption) {
+  ImageDecoder decoder;
+  ExpectCorruptionNamingSample(Decode(&decoder, Bytes()));
+  ExpectCorruptionNamingSample(Decode(&decoder, Bytes{'n', 'o', 't', ' ', 'a', ' ', 'j', 'p', 'e', 'g'}));
+}
+
+TEST(ImageDecoder, TablesOnlyJpegIsCorruption) {
+  // SOI, APP0 and DQT, then EOI: a valid abbreviated datastream with no image.
+  const Bytes jpeg = EncodeBgrJpeg(MakeBgr(32, 32));
+  size_t sof = 2;
+  while (sof + 1 < jpeg.size() && !(jpeg[sof] == 0xFF && jpeg[sof + 1] == 0xC0)) ++sof;
+  ASSERT_LT(sof + 1, jpeg.size());
+  Bytes tables(jpeg.begin(), jpeg.begin() + sof);
+  tables.push_back(0xFF);
+  tables.push_back(0xD9);
+  ImageDecoder decoder;
+  const Decoded d = Decode(&decoder, tables);
+  ExpectCorruptionNamingSample(d);
+  EXPECT_NE(d.status.message().find("only tables"), std::string::npos) << d.status.message();
+}
+
+TEST(ImageDecoder, DecodesAGoodImageAfterABrokenHeader) {
+  const cv::Mat src = MakeBgr(64, 48);
+  const Bytes good = EncodeBgrJpeg(src);
+  ImageDecoder decoder;
+  for (size_t cut : {size_t{20}, good.size() / 3}) {
+    SCOPED_TRACE(cut);
+    ExpectCorruptionNamingSample(Decode(&decoder, Bytes(good.begin(), good.begin() + cut)));
+    Decoded d = Decode(&decoder, good);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    ASSERT_EQ(d.image.size(), src.size());
+    EXPECT_GT(cv::PSNR(d.image, src), 30.0);
+  }
+}
+
+TEST(ImageDecoder, ReusesItsBufferAcrossSizes) {
+  const cv::Mat big = MakeBgr(400, 300);
+  const cv::Mat small = MakeBgr(120, 90);
+  const Bytes big_jpeg = EncodeBgrJpeg(big);
+  const Bytes small_jpeg = EncodeBgrJpeg(small);
+  ImageDecoder decoder;
+  Decoded first = Decode(&decoder, big_jpeg);
+  ASSERT_TRUE(first.status.ok()) << first.status.ToString();
+  const uint8_t* data = first.image.data;
+  Decoded second = Decode(&decoder, small_jpeg);
+  ASSERT_TRUE(second.status.ok()) << second.status.ToString();
+  EXPECT_EQ(second.image.data, data);
+  EXPECT_EQ(second.image.size(), small.size());
+  EXPECT_GT(cv::PSNR(second.image, small), 30.0);
+  Decoded third = Decode(&decoder, big_jpeg);
+  ASSERT_TRUE(third.status.ok()) << third.status.ToString();
+  EXPECT_EQ(third.image.data, data);
+  EXPECT_GT(cv::PSNR(third.image, big), 30.0);
+}
+
+TEST(ImageDecoder, GreyCocoImage) {
+  FFYOLO_REQUIRE_SHARED(images, "data/coco128/images/train2017");
+  const std::string bytes = testing::ReadFileToString(images + "/000000000086.jpg");
+  ASSERT_FALSE(bytes.empty());
+  const Bytes jpeg(bytes.begin(), bytes.end());
+  ASSERT_EQ(JpegColorspace(jpeg), TJCS_GRAY);
+  ImageDecoder decoder;
+  Decoded d = Decode(&decoder, jpeg);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(d.image.type(), CV_8UC3);
+  EXPECT_EQ(d.image.size(), cv::Size(512, 640));  // the file's JPEG header: 512 wide, 640 high
+}
+
+#ifdef FFYOLO_HAVE_IMGCODECS
+// Ultralytics reads images with cv2.imread; the loader must see the same pixels.
+TEST(ImageDecoder, MatchesOpenCvOnCoco128) {
+  FFYOLO_REQUIRE_SHARED(images, "data/coco128/images/train2017");
+  std::vector<cv::String> files;
+  cv::glob(images + "/*.jpg", files);
+  ASSERT_EQ(files.size(), 128u);
+  ImageDecoder decoder;
+  for (const auto& file : files) {
+    SCOPED_TRACE(file);
+    const std::string bytes = testing::ReadFileToString(file);
+    const Bytes jpeg(bytes.begin(), bytes.end());
+    Decoded d = Decode(&decoder, jpeg);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    const cv::Mat reference = cv::imdecode(jpeg, cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
+    ASSERT_EQ(reference.size(), d.image.size());
+    EXPECT_EQ(cv::norm(reference, d.image, cv::NORM_INF), 0);
+  }
+}
+#endif
+
+TEST(ImageDecoder, NonJpeg) {
+  ImageDecoder decoder;
+  if (!ImageDecoder::SupportsNonJpeg()) {
+    Decoded d = Decode(&decoder, Bytes{0x89, 'P', 'N', 'G'}, 0, 0, ImageEncoding::kPng);
+    EXPECT_TRUE(d.status.IsNotSupported()) << d.status.ToString();
+    EXPECT_NE(d.status.message().find("imgcodecs"), std::string::npos) << d.status.message();
+    return;
+  }
+#ifdef FFYOLO_HAVE_IMGCODECS
+  const cv::Mat src = MakeBgr(97, 61);
+  Bytes png;
+  ASSERT_TRUE(cv::imencode(".png", src, png));
+  // Grow the buffer first: the PNG must land in it without a reallocation.
+  Decoded jpeg = Decode(&decoder, EncodeBgrJpeg(MakeBgr(200, 100)));
+  ASSERT_TRUE(jpeg.status.ok()) << jpeg.status.ToString();
+  Decoded d = Decode(&decoder, png, 0, 0, ImageEncoding::kPng);
+  ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+  EXPECT_EQ(d.scale, 1);
+  EXPECT_EQ(d.image.data, jpeg.image.data);
+  ASSERT_EQ(d.image.type(), CV_8UC3);
+  ASSERT_EQ(d.image.size(), src.size());
+  EXPECT_EQ(cv::norm(d.image, src, cv::NORM_INF), 0);  // PNG is lossless
+
+  cv::Mat grey_src = MakeGrey(33, 21);
+  Bytes grey_png;
+  ASSERT_TRUE(cv::imencode(".png", grey_src, grey_png));
+  Decoded grey = Decode(&decoder, grey_png, 0, 0, ImageEncoding::kPng);
+  ASSERT_TRUE(grey.status.ok()) << grey.status.ToString();
+  ASSERT_EQ(grey.image.type(), CV_8UC3);
+  cv::Mat expected;
+  cv::cvtColor(grey_src, expected, cv::COLOR_GRAY2BGR);
+  EXPECT_EQ(cv::norm(grey.image, expected, cv::NORM_INF), 0);
+
+  png.resize(png.size() / 2);
+  ExpectCorruptionNamingSample(Decode(&decoder, png, 0, 0, ImageEncoding::kPng));
+#else
+  GTEST_SKIP() << "the test itself was built without imgcodecs and cannot encode a PNG";
+#endif
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -1,0 +1,43 @@
+// What `yolo-bench loader` measures, in one run on one machine: the loader's
+// samples/s, the TurboJPEG decode-only bound for the same images, and the
+// baseline an Ultralytics user has today (one JPEG file per sample,
+// cv::imread, mosaic on a 2s x 2s canvas, cv::warpAffine) with the same
+// augmentations and thread count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ffr/status.h"
+#include "ffyolo/dataset.h"
+
+namespace ffyolo {
+
+struct LoaderBenchOptions {
+  std::string split;        // "" = the dataset's default for training / validation
+  bool validation = false;  // letterbox + rect batches instead of mosaic training samples
+  int img_size = 640;
+  int batch_size = 16;
+  int workers = 1;
+  int64_t samples = 0;      // samples to time (0: one epoch); one warm-up batch is not timed
+  bool decode_less = true;
+  std::string workdir;      // where the baseline's small files go ("" = a temporary directory)
+};
+
+struct BenchResult {
+  int64_t items = 0;  // samples, or decodes for the decode bound
+  double seconds = 0;
+  double rate() const { return seconds > 0 ? items / seconds : 0; }
+};
+
+// The loader itself.
+ffr::Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
+
+// TurboJPEG decodes/s of the split's images on one thread, at the DCT scale
+// the loader would use; a mosaic sample costs 4 decodes.
+ffr::Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
+
+// The small-file baseline with `workers` threads. Needs OpenCV imgcodecs.
+ffr::Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
+
+}  // namespace ffyolo

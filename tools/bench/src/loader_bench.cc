@@ -1,0 +1,221 @@
+#include "ffyolo/loader_bench.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <opencv2/imgproc.hpp>
+#ifdef FFYOLO_HAVE_IMGCODECS
+#include <opencv2/imgcodecs.hpp>
+#endif
+
+#include "ffr/env.h"
+#include "ffyolo/boxes.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/hsv.h"
+#include "ffyolo/image_decoder.h"
+#include "ffyolo/letterbox.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/mosaic.h"
+#include "ffyolo/perspective.h"
+#include "ffyolo/planes.h"
+#include "ffyolo/random.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+Status ResolveSplit(const Dataset& dataset, const LoaderBenchOptions& o, std::string* split) {
+  if (!o.split.empty()) {
+    *split = o.split;
+    return dataset.CheckSplit(o.split);
+  }
+  return dataset.DefaultSplit(!o.validation, split);
+}
+
+// Every record of the split, read once into memory (not timed).
+Status ReadAllRecords(const Dataset& dataset, const std::string& split, std::vector<std::string>* records) {
+  std::unique_ptr<ffr::Reader> reader;
+  FFR_RETURN_IF_ERROR(dataset.OpenReader(split, ffr::ReaderOptions(), &reader));
+  ffr::ReadBuffer buf;
+  records->clear();
+  for (int64_t i = 0; i < reader->size(); ++i) {
+    ffr::Sample s;
+    FFR_RETURN_IF_ERROR(reader->Read(i, &buf, &s));
+    records->emplace_back(reinterpret_cast<const char*>(s.data), s.size);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchResult* result) {
+  LoaderOptions lo;
+  FFR_RETURN_IF_ERROR(ResolveSplit(dataset, o, &lo.split));
+  lo.training = !o.validation;
+  lo.img_size = o.img_size;
+  lo.batch_size = o.batch_size;
+  lo.workers = o.workers;
+  lo.decode_less = o.decode_less;
+  std::unique_ptr<Loader> loader;
+  FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
+  const int64_t want = o.samples > 0 ? o.samples : loader->samples_per_epoch();
+  int64_t epoch = 0, done = 0;
+  bool warm = false;
+  Clock::time_point start;
+  FFR_RETURN_IF_ERROR(loader->Start(epoch));
+  while (done < want) {
+    const Batch* b = nullptr;
+    FFR_RETURN_IF_ERROR(loader->Next(&b));
+    if (!b) {
+      FFR_RETURN_IF_ERROR(loader->Start(++epoch));
+      continue;
+    }
+    if (!warm) {  // the first batch pays for thread start-up and first allocations
+      warm = true;
+      start = Clock::now();
+    } else {
+      done += b->size;
+    }
+    loader->Release(b);
+  }
+  result->items = done;
+  result->seconds = Seconds(start);
+  return Status::OK();
+}
+
+Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& o, BenchResult* result) {
+  std::string split;
+  FFR_RETURN_IF_ERROR(ResolveSplit(dataset, o, &split));
+  std::vector<std::string> records;
+  FFR_RETURN_IF_ERROR(ReadAllRecords(dataset, split, &records));
+  ImageDecoder decoder;
+  const auto start = Clock::now();
+  int64_t decodes = 0;
+  // At least two seconds and one pass over the split.
+  for (size_t i = 0; decodes < static_cast<int64_t>(records.size()) || Seconds(start) < 2.0; ++i) {
+    const std::string& r = records[i % records.size()];
+    RecordView v;
+    FFR_RETURN_IF_ERROR(RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), split, &v));
+    const cv::Size target = LoadResizeSize(static_cast<int>(v.width()), static_cast<int>(v.height()), o.img_size);
+    cv::Mat img;
+    int denominator = 1;
+    FFR_RETURN_IF_ERROR(decoder.Decode(v.image_data(), v.image_size(), v.encoding(), split,
+                                       o.decode_less ? target.width : 0, o.decode_less ? target.height : 0, &img,
+                                       &denominator));
+    ++decodes;
+  }
+  result->items = decodes;
+  result->seconds = Seconds(start);
+  return Status::OK();
+}
+
+Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& o, BenchResult* result) {
+#ifndef FFYOLO_HAVE_IMGCODECS
+  return Status::NotSupported("the small-file baseline needs OpenCV imgcodecs (cv::imread)");
+#else
+  std::string split;
+  FFR_RETURN_IF_ERROR(ResolveSplit(dataset, o, &split));
+  std::vector<std::string> records;
+  FFR_RETURN_IF_ERROR(ReadAllRecords(dataset, split, &records));
+  // One JPEG file per sample, as a COCO tree holds them.
+  const std::string dir = o.workdir.empty() ? fs::temp_directory_path().string() + "/yolo-bench-files." +
+                                                  std::to_string(::getpid())
+                                            : o.workdir;
+  fs::create_directories(dir);
+  std::vector<std::string> files;
+  std::vector<std::vector<Box>> labels;
+  for (size_t i = 0; i < records.size(); ++i) {
+    RecordView v;
+    FFR_RETURN_IF_ERROR(
+        RecordView::Parse(reinterpret_cast<const uint8_t*>(records[i].data()), records[i].size(), split, &v));
+    files.push_back(dir + "/" + std::to_string(i) + ".jpg");
+    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(
+        ffr::Env::Default(), files.back(),
+        std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size())));
+    std::vector<Box> boxes;
+    for (const Box& b : v.boxes())
+      if (!b.iscrowd) boxes.push_back(b);
+    labels.push_back(std::move(boxes));
+  }
+  records.clear();
+
+  const int s = o.img_size;
+  const Hyp hyp;
+  const int64_t want = o.samples > 0 ? o.samples : static_cast<int64_t>(files.size());
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  auto worker = [&] {
+    std::vector<uint8_t> out(static_cast<size_t>(3) * 2 * s * 2 * s);
+    cv::Mat canvas(2 * s, 2 * s, CV_8UC3), img(s, s, CV_8UC3);
+    std::array<cv::Mat, 4> tiles;
+    for (int64_t p; (p = next.fetch_add(1)) < want;) {
+      SampleRandom rng({7, static_cast<uint64_t>(p)});
+      const int64_t index = p % static_cast<int64_t>(files.size());
+      std::vector<PixelBox> boxes;
+      if (!o.validation) {
+        const int yc = static_cast<int>(rng.Uniform(s / 2.0, 1.5 * s));
+        const int xc = static_cast<int>(rng.Uniform(s / 2.0, 1.5 * s));
+        int64_t idx[4] = {index, 0, 0, 0};
+        for (int k = 1; k < 4; ++k) idx[k] = static_cast<int64_t>(rng.Below(files.size()));
+        std::array<cv::Size, 4> sizes;
+        for (int k = 0; k < 4; ++k) {
+          cv::Mat im = cv::imread(files[idx[k]], cv::IMREAD_COLOR);
+          if (im.empty()) {
+            failed = true;
+            return;
+          }
+          const cv::Size t = LoadResizeSize(im.cols, im.rows, s);
+          if (t != im.size()) cv::resize(im, im, t, 0, 0, cv::INTER_LINEAR);
+          tiles[k] = im;
+          sizes[k] = im.size();
+        }
+        const auto plan = PlanMosaic(sizes, s, xc, yc);
+        for (int k = 0; k < 4; ++k)
+          AppendPixelBoxes(labels[idx[k]], sizes[k].width, sizes[k].height, plan[k].padw(), plan[k].padh(), &boxes);
+        double scale = 1;
+        PerspectiveHyp ph;
+        const cv::Matx33d m = DrawPerspective(&rng, ph, 2 * s, 2 * s, s, s, &scale);
+        WarpMosaicWithCanvas(tiles, plan, s, m, &canvas, &img);
+        TransformBoxes(m, scale, s, s, &boxes);
+        ApplyHsv(BuildHsvLuts(DrawHsvGains(&rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v)), &img);
+        if (rng.Uniform() < hyp.fliplr) cv::flip(img, img, 1);
+        WriteRgbPlanes(img, out.data());
+      } else {
+        cv::Mat im = cv::imread(files[index], cv::IMREAD_COLOR);
+        if (im.empty()) {
+          failed = true;
+          return;
+        }
+        const cv::Size t = LoadResizeSize(im.cols, im.rows, s);
+        if (t != im.size())
+          cv::resize(im, im, t, 0, 0, LoadResizeInterpolation(false, im.cols, im.rows, s));
+        const LetterboxPlan lb = PlanLetterbox(im.cols, im.rows, s, s, false);
+        cv::Mat boxed(s, s, CV_8UC3);
+        ApplyLetterbox(im, lb, &boxed);
+        AppendPixelBoxes(labels[index], lb.ratio * im.cols, lb.ratio * im.rows, lb.dw, lb.dh, &boxes);
+        WriteRgbPlanes(boxed, out.data());
+      }
+      ToNormalized(boxes, s, s);
+    }
+  };
+  const auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, o.workers); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  result->seconds = Seconds(start);
+  result->items = want;
+  if (o.workdir.empty()) fs::remove_all(dir);
+  if (failed) return Status::IOError(dir + ": cv::imread failed on a baseline file");
+  return Status::OK();
+#endif
+}
+
+}  // namespace ffyolo

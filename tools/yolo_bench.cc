@@ -1,0 +1,68 @@
+// yolo-bench: throughput measurements with their baselines in the same run.
+//   yolo-bench loader --data X.ffr [--split S] --img 640 --batch B --workers N [--val]
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "ffyolo/dataset.h"
+#include "ffyolo/loader_bench.h"
+
+namespace {
+
+int Fail(const ffr::Status& s) {
+  std::fprintf(stderr, "yolo-bench: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ffyolo benchmarks"};
+  app.require_subcommand(1);
+  CLI::App* loader = app.add_subcommand("loader", "Loader samples/s vs the decode-only bound and the small-file baseline");
+  std::string data;
+  ffyolo::LoaderBenchOptions o;
+  bool no_baseline = false, full_decode = false;
+  loader->add_option("--data", data, "Packed dataset (NAME.ffr)")->required();
+  loader->add_option("--split", o.split, "Split (default: train*, or val* with --val)");
+  loader->add_option("--img", o.img_size, "Image size");
+  loader->add_option("--batch", o.batch_size, "Batch size");
+  loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)");
+  loader->add_flag("--val", o.validation, "Validation samples (letterbox, rect batches) instead of mosaic");
+  loader->add_option("--samples", o.samples, "Samples to time (default: one epoch)");
+  loader->add_flag("--full-decode", full_decode, "Always decode JPEGs at full size (no DCT scaling)");
+  loader->add_flag("--no-baseline", no_baseline, "Skip the small-file baseline");
+  loader->add_option("--workdir", o.workdir, "Where the baseline writes its files (default: a temporary dir)");
+  CLI11_PARSE(app, argc, argv);
+  o.decode_less = !full_decode;
+
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  ffr::Status s = ffyolo::Dataset::Open(data, &dataset);
+  if (!s.ok()) return Fail(s);
+  const char* kind = o.validation ? "validation (letterbox)" : "training (mosaic)";
+
+  ffyolo::BenchResult ours, decode, base;
+  if (!(s = ffyolo::BenchLoader(*dataset, o, &ours)).ok()) return Fail(s);
+  std::printf("loader: %.1f samples/s  %s, img %d, batch %d, %d workers (%.1f per worker)\n", ours.rate(), kind,
+              o.img_size, o.batch_size, o.workers, ours.rate() / o.workers);
+  if (!(s = ffyolo::BenchDecodeBound(*dataset, o, &decode)).ok()) return Fail(s);
+  const double per_sample = o.validation ? 1.0 : 4.0;
+  const double bound = decode.rate() / per_sample;
+  std::printf("decode bound: %.1f decodes/s on 1 thread%s -> %.1f samples/s per worker; loader at %.0f%% of it\n",
+              decode.rate(), o.decode_less ? " (DCT-scaled where the resize allows)" : "", bound,
+              100.0 * ours.rate() / o.workers / bound);
+  if (!no_baseline) {
+    o.samples = ours.items;
+    s = ffyolo::BenchSmallFileBaseline(*dataset, o, &base);
+    if (s.IsNotSupported()) {
+      std::printf("baseline: skipped (%s)\n", s.message().c_str());
+    } else if (!s.ok()) {
+      return Fail(s);
+    } else {
+      std::printf("baseline: %.1f samples/s  small files + cv::imread + %s, %d workers; loader %.2fx\n", base.rate(),
+                  o.validation ? "letterbox" : "2s x 2s canvas mosaic + warpAffine", o.workers,
+                  ours.rate() / base.rate());
+    }
+  }
+  return 0;
+}
