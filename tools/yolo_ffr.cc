@@ -1,10 +1,11 @@
-// yolo-ffr info|verify|ls|cat|extract DATA.ffr: looks into a packed dataset.
+// yolo-ffr info|verify|ls|cat|extract|show DATA.ffr: looks into a packed dataset.
 // Exit status: 0 fine, 1 an error or problems found, 2 a usage error.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
 
+#include "ffyolo/batch_grid.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/progress.h"
 
@@ -151,6 +152,17 @@ int main(int argc, char** argv) {
   extract->add_option("--split", split, "Split (default: the training split)");
   extract->add_option("-o,--output", out_dir, "Output directory")->required();
 
+  ffyolo::ShowOptions show_options;
+  std::string grid_path = "grid.jpg";
+  CLI::App* show = app.add_subcommand("show", "Draw a grid of samples with their boxes and class names to a JPEG");
+  show->add_option("dataset", path, "Packed dataset directory")->required();
+  show->add_option("-o,--output", grid_path, "Output JPEG");
+  show->add_option("--split", show_options.split, "Split (default: train* with --augment, else val*)");
+  show->add_flag("--augment", show_options.augment, "Training augmentation (mosaic, perspective, HSV, flips)");
+  show->add_option("--seed", show_options.seed, "Augmentation seed");
+  show->add_option("--img", show_options.img_size, "Image size");
+  show->add_option("--images", show_options.images, "Number of images")->check(CLI::Range(1, 64));
+
   try {
     app.parse(argc, argv);
     if (cat->parsed() && indices.empty() && by_id < 0) throw CLI::RequiredError("index or --by-id");
@@ -164,6 +176,14 @@ int main(int argc, char** argv) {
     return Verify(path, verify);
   }
   if (ls->parsed()) return List(path, split, limit);
+  if (show->parsed()) {
+    std::unique_ptr<ffyolo::Dataset> dataset;
+    Status st = ffyolo::Dataset::Open(path, &dataset);
+    if (st.ok()) st = ffyolo::RenderDatasetGrid(*dataset, show_options, grid_path);
+    if (!st.ok()) return Fail(st);
+    std::printf("%s\n", grid_path.c_str());
+    return 0;
+  }
   if (cat->parsed())
     return ForEachRecord(path, split, indices, by_id,
                          [](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {

@@ -7,6 +7,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffr/env.h"
+#include "ffyolo/loader.h"
 
 namespace ffyolo {
 namespace {
@@ -67,6 +68,27 @@ cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options) {
                 cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
   }
   return grid;
+}
+
+ffr::Status RenderDatasetGrid(const Dataset& dataset, const ShowOptions& options, const std::string& path) {
+  LoaderOptions lo;
+  lo.split = options.split;
+  lo.training = options.augment;
+  lo.img_size = options.img_size;
+  lo.batch_size = options.images;
+  lo.seed = options.seed;
+  lo.workers = 2;
+  lo.prefetch = 1;
+  std::unique_ptr<Loader> loader;
+  FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
+  FFR_RETURN_IF_ERROR(loader->Start(0));
+  const Batch* batch = nullptr;
+  FFR_RETURN_IF_ERROR(loader->Next(&batch));
+  if (batch == nullptr) return ffr::Status::NotFound(loader->split() + ": no samples to show");
+  GridOptions go;
+  go.max_images = options.images;
+  go.names = dataset.manifest().names;
+  return WriteJpeg(RenderBatchGrid(*batch, go), path);
 }
 
 ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality) {

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <opencv2/core.hpp>
 
 #include "ffr/format.h"
+#include "ffyolo/batch_grid.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/image_decoder.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/rect_batches.h"
@@ -258,6 +261,51 @@ TEST(LoaderTest, BadOptionsAreRejected) {
   Status s = Loader::Open(*d, o, &loader);
   EXPECT_TRUE(s.IsNotFound());
   EXPECT_NE(s.message().find("train2017"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ffyolo
+
+namespace ffyolo {
+namespace {
+
+TEST(BatchGridTest, ShowWritesAGridOfTheFirstBatch) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(testing::PackedSyntheticDataset(), &d).ok());
+  testing::ScratchDir dir("grid");
+  ShowOptions o;
+  o.augment = true;
+  o.img_size = 128;
+  o.images = 9;
+  ASSERT_TRUE(RenderDatasetGrid(*d, o, dir / "grid.jpg").ok());
+  const std::string jpeg = testing::ReadFileToString(dir / "grid.jpg");
+  ASSERT_GT(jpeg.size(), 1000u);
+  ImageDecoder decoder;
+  cv::Mat img;
+  int denominator = 0;
+  ASSERT_TRUE(decoder.Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), ImageEncoding::kJpeg, "grid",
+                             0, 0, &img, &denominator)
+                  .ok());
+  EXPECT_EQ(img.cols, 3 * 128);  // 9 images in a 3 x 3 grid
+  EXPECT_EQ(img.rows, 3 * 128);
+  // A box is drawn in its class colour (Ultralytics' first palette colour, FF3838).
+  Batch batch;
+  std::vector<uint8_t> pixels(3 * 64 * 64, 0);
+  batch.size = 1;
+  batch.height = batch.width = 64;
+  batch.images = pixels.data();
+  GridOptions go;
+  auto red_pixels = [&] {
+    const cv::Mat drawn = RenderBatchGrid(batch, go);
+    cv::Mat mask;
+    cv::inRange(drawn, cv::Scalar(0x30, 0x30, 0xf0), cv::Scalar(0x40, 0x40, 0xff), mask);
+    return cv::countNonZero(mask);
+  };
+  EXPECT_EQ(red_pixels(), 0);
+  batch.targets = {0, 0, 0.5f, 0.5f, 0.5f, 0.5f};
+  EXPECT_GT(red_pixels(), 4 * 20);  // the outline of a 32 x 32 box
+  o.split = "nope";
+  EXPECT_TRUE(RenderDatasetGrid(*d, o, dir / "x.jpg").IsNotFound());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "ffr/status.h"
 #include "ffyolo/batch.h"
+#include "ffyolo/dataset.h"
 
 namespace ffyolo {
 
@@ -22,6 +23,17 @@ struct GridOptions {
 // A BGR image of the batch's images in a near-square grid, boxes drawn in a
 // colour per class with the class name, each image's index in the corner.
 cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options);
+
+// What `yolo-ffr show` draws: the first batch of a split, augmented as for
+// training (mosaic, perspective, HSV, flips) or letterboxed as for validation.
+struct ShowOptions {
+  std::string split;  // "" = the training split (augment) or the validation split
+  bool augment = false;
+  uint64_t seed = 0;  // augmented grids differ by seed
+  int img_size = 640;
+  int images = 16;
+};
+ffr::Status RenderDatasetGrid(const Dataset& dataset, const ShowOptions& options, const std::string& path);
 
 // Encodes a BGR image as JPEG (TurboJPEG) and writes it atomically.
 ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality = 90);
