@@ -6,12 +6,6 @@
 
 namespace ffyolo {
 
-double PyRound(double x) {
-  // Exact halves go to the even neighbour; x - trunc(x) is exact in double.
-  if (std::fabs(x - std::trunc(x)) == 0.5) return 2.0 * std::round(x / 2.0);
-  return std::round(x);
-}
-
 cv::Size LoadResizeSize(int w0, int h0, int img_size) {
   const double r = static_cast<double>(img_size) / std::max(w0, h0);
   if (r == 1) return {w0, h0};

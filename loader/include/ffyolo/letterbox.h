@@ -4,6 +4,8 @@
 
 #include <opencv2/core.hpp>
 
+#include "ffyolo/py_round.h"
+
 namespace ffyolo {
 
 inline constexpr int kPadValue = 114;
@@ -26,8 +28,5 @@ LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scale
 // CV_8UC3 (it may be a view into a larger buffer): resize (INTER_LINEAR) when
 // the size changes, 114 around.
 void ApplyLetterbox(const cv::Mat& src, const LetterboxPlan& plan, cv::Mat* dst);
-
-// Python's round(): half to even.
-double PyRound(double x);
 
 }  // namespace ffyolo
