@@ -42,14 +42,15 @@ struct Reader::Shard {
 
 // One read of `length` bytes at `offset` of a shard into `dst`; complete once
 // `required` bytes arrived (an O_DIRECT read of the aligned tail may end early
-// at the end of the file).
+// at the end of the file). The sample is the last `size` of the `required` bytes.
 struct Reader::Request {
   size_t shard;
   uint64_t offset;
   uint64_t length;
   uint64_t required;
+  uint64_t size;
   uint8_t* dst;
-  int64_t index;  // for error messages
+  int64_t index;  // for error messages and the stored CRC
   uint64_t done = 0;
 };
 
@@ -58,7 +59,10 @@ class Reader::Ring {
  public:
   static Status Create(unsigned entries, const std::vector<int>& fds, std::unique_ptr<Ring>* out) {
     std::unique_ptr<Ring> r(new Ring());
-    const int rc = io_uring_queue_init(entries, &r->ring_, 0);
+    // COOP_TASKRUN (Linux 5.19) posts completions when the reader next enters
+    // the kernel instead of interrupting it, e.g. while it checks a CRC.
+    int rc = io_uring_queue_init(entries, &r->ring_, IORING_SETUP_COOP_TASKRUN);
+    if (rc == -EINVAL) rc = io_uring_queue_init(entries, &r->ring_, 0);
     if (rc < 0) return Status::NotSupported(std::string("io_uring unavailable: ") + std::strerror(-rc));
     r->initialized_ = true;
     r->entries_ = entries;
@@ -249,6 +253,7 @@ void Reader::ReleaseRing(std::unique_ptr<Ring> ring) const {
 }
 
 Status Reader::Submit(Request* requests, size_t count) const {
+  auto verify = [&](const Request& r) { return VerifyChecksum(r.index, r.dst + (r.required - r.size), r.size); };
   auto short_read = [&](const Request& r) {
     return Status::Corruption(Describe(r.index) + ": short read, the shard ends at byte " +
                               std::to_string(r.offset + r.done) + " (truncated file?)");
@@ -266,6 +271,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
         if (got < len) break;
       }
       if (r.done < r.required) return short_read(r);
+      FFR_RETURN_IF_ERROR(verify(r));
     }
     return Status::OK();
   }
@@ -298,7 +304,13 @@ Status Reader::Submit(Request* requests, size_t count) const {
         queue(next++);
       }
     }
-    int rc = io_uring_submit_and_wait(uring, 1);
+    // Wait for one completion while more requests wait for a slot or while
+    // checksums are on (a sample is checked as soon as it lands, overlapping
+    // the CRC with the reads still in flight); otherwise wait for all at once,
+    // one system call per batch.
+    const bool more_to_queue = next < count || !resubmit.empty();
+    const unsigned wait_nr = more_to_queue || options_.verify_checksums ? 1 : static_cast<unsigned>(in_flight);
+    int rc = io_uring_submit_and_wait(uring, wait_nr);
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
       status = Status::FromErrno("io_uring_submit", -rc);
       break;
@@ -324,6 +336,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
       r.done += static_cast<uint64_t>(res);
       if (r.done >= r.required) {
         ++completed;
+        if (status.ok()) status = verify(r);
       } else if (res == 0) {
         if (status.ok()) status = short_read(r);
         ++completed;
@@ -366,6 +379,7 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
     const uint64_t begin = h.offsets[local];
     const uint64_t size = h.sample_size(local);
     r.index = indices[k];
+    r.size = size;
     if (options_.direct_io) {
       r.offset = AlignDown(begin);
       r.length = AlignUp(begin + size) - r.offset;
@@ -382,11 +396,8 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
   for (Request& r : requests) r.dst = base + reinterpret_cast<uint64_t>(r.dst);
   FFR_RETURN_IF_ERROR(Submit(requests.data(), count));
   for (size_t k = 0; k < count; ++k) {
-    const Request& r = requests[k];
-    const uint64_t size = sample_size(r.index);
-    out[k].data = r.dst + (r.required - size);  // O_DIRECT: skip the aligned head
-    out[k].size = size;
-    FFR_RETURN_IF_ERROR(VerifyChecksum(r.index, out[k].data, out[k].size));
+    out[k].data = requests[k].dst + (requests[k].required - requests[k].size);  // O_DIRECT: skip the aligned head
+    out[k].size = requests[k].size;
   }
   return Status::OK();
 }
@@ -408,13 +419,10 @@ Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* cons
     const ShardHeader& h = shards_[r.shard].header;
     r.index = indices[k];
     r.offset = h.offsets[local];
-    r.length = r.required = h.sample_size(local);
+    r.length = r.required = r.size = h.sample_size(local);
     r.dst = dsts[k];
   }
-  FFR_RETURN_IF_ERROR(Submit(requests.data(), count));
-  for (size_t k = 0; k < count; ++k)
-    FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], dsts[k], requests[k].required));
-  return Status::OK();
+  return Submit(requests.data(), count);
 }
 
 }  // namespace ffr
