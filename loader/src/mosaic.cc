@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <opencv2/core/hal/intrin.hpp>
-#include <opencv2/imgproc.hpp>
+#include <opencv2/imgproc.hpp>  // INTER_BITS, INTER_TAB_SIZE
 #include <vector>
 
 #include "ffyolo/letterbox.h"
@@ -60,18 +60,15 @@ namespace {
 // (AB_BITS = max(10, INTER_BITS)), bilinear weights summing to 1 << 15
 // (INTER_REMAP_COEF_BITS).
 constexpr int kInterBits = cv::INTER_BITS;
-constexpr int kInterMask = cv::INTER_TAB_SIZE - 1;
+constexpr int kInterTab = cv::INTER_TAB_SIZE;
+constexpr int kInterMask = kInterTab - 1;
 constexpr int kAbBits = 10;
 constexpr int kAbScale = 1 << kAbBits;
 constexpr int kCoefBits = 15;
 
-// Output rows handled per pass: the maps of a pass stay in L1/L2, and each
-// tile costs one cv::remap call per pass.
-constexpr int kBlockRows = 32;
 // A row is sorted by halving spans of pixels until each span's samples touch
-// no tile (filled with 114), lie inside one tile (left to cv::remap) or the
-// span is this short; then pixel by pixel, computing here only those whose
-// samples straddle a tile edge.
+// no tile (filled with 114) or lie inside one tile (the fast kernel), or the
+// span is this short; such a span is then computed pixel by pixel.
 constexpr int kLeafSpan = 8;
 
 // M^-1 computed with the same double operations, in the same order, as
@@ -106,21 +103,46 @@ InverseMap InvertAsOpenCV(const cv::Matx33d& fwd) {
   return inv;
 }
 
+// remap's bilinear weights for the fractions alpha = fy * 32 + fx, as short
+// pairs (w00 | w01 << 16, w10 | w11 << 16): products of (32 - f, f) scaled to
+// sum to 1 << 15, except at (0, 0), where 32768 does not fit a short and
+// OpenCV's table (initInterTab2D) holds {32767, 0, 0, 1}.
+struct BilinearTable {
+  uint32_t top[kInterTab * kInterTab], bottom[kInterTab * kInterTab];
+
+  BilinearTable() {
+    const int scale = (1 << kCoefBits) / (kInterTab * kInterTab);
+    for (int a = 0; a < kInterTab * kInterTab; ++a) {
+      const int fx = a & kInterMask, fy = a >> kInterBits;
+      int w00 = (kInterTab - fx) * (kInterTab - fy) * scale, w01 = fx * (kInterTab - fy) * scale;
+      int w10 = (kInterTab - fx) * fy * scale, w11 = fx * fy * scale;
+      if (a == 0) w00 = SHRT_MAX, w11 = 1;
+      top[a] = static_cast<uint16_t>(w00) | static_cast<uint32_t>(w01) << 16;
+      bottom[a] = static_cast<uint16_t>(w10) | static_cast<uint32_t>(w11) << 16;
+    }
+  }
+};
+
+const BilinearTable& Bilinear() {
+  static const BilinearTable table;
+  return table;
+}
+
 // Buffers of one call, kept per thread so the loader's steady state allocates nothing.
 struct Scratch {
-  std::vector<short> xy, shifted;
+  std::vector<short> xy;
   std::vector<uint16_t> alpha;
   std::vector<int> adelta, bdelta;
 };
 
-// The source map of one pass, as warpAffine/warpPerspective build it for
-// remap: per output pixel the integer canvas pixel (sx, sy) of the top-left
-// sample (CV_16SC2) and the 1/32 fractions fy * 32 + fx (CV_16UC1).
+// The source map of one output row, as warpAffine/warpPerspective build it
+// for remap: per pixel the integer canvas pixel (sx, sy) of the top-left
+// sample and the 1/32 fractions alpha = fy * 32 + fx.
 class SourceMap {
  public:
   SourceMap(const InverseMap& inv, int width, Scratch* scratch) : inv_(inv), width_(width), scratch_(*scratch) {
-    scratch_.xy.resize(static_cast<size_t>(kBlockRows) * width * 2);
-    scratch_.alpha.resize(static_cast<size_t>(kBlockRows) * width);
+    scratch_.xy.resize(static_cast<size_t>(width) * 2);
+    scratch_.alpha.resize(width);
     if (inv.affine) {
       // warpAffine's adelta/bdelta: M0 * x and M3 * x in 1/1024, rounded.
       scratch_.adelta.resize(width);
@@ -132,31 +154,26 @@ class SourceMap {
     }
   }
 
-  // Fills rows [y0, y0 + rows) of the output.
-  void Compute(int y0, int rows) {
-    for (int r = 0; r < rows; ++r) {
-      if (inv_.affine) {
-        AffineRow(y0 + r, mutable_xy(r), mutable_alpha(r));
-      } else {
-        PerspectiveRow(y0 + r, mutable_xy(r), mutable_alpha(r));
-      }
+  void Compute(int y) {
+    if (inv_.affine) {
+      AffineRow(y);
+    } else {
+      PerspectiveRow(y);
     }
   }
 
-  const short* xy(int row) const { return scratch_.xy.data() + static_cast<size_t>(row) * width_ * 2; }
-  const uint16_t* alpha(int row) const { return scratch_.alpha.data() + static_cast<size_t>(row) * width_; }
-  cv::Mat alpha_mat(int rows) { return cv::Mat(rows, width_, CV_16UC1, scratch_.alpha.data()); }
+  const short* xy() const { return scratch_.xy.data(); }
+  const uint16_t* alpha() const { return scratch_.alpha.data(); }
 
  private:
-  short* mutable_xy(int row) { return scratch_.xy.data() + static_cast<size_t>(row) * width_ * 2; }
-  uint16_t* mutable_alpha(int row) { return scratch_.alpha.data() + static_cast<size_t>(row) * width_; }
-
   // WarpAffineInvoker: X0 = round((M1 y + M2) 1024) + 16 per row, then
   // X = (X0 + adelta[x]) >> 5 in 1/32 pixel; likewise Y.
-  void AffineRow(int y, short* xy, uint16_t* alpha) const {
+  void AffineRow(int y) {
     const int* adelta = scratch_.adelta.data();
     const int* bdelta = scratch_.bdelta.data();
-    const int round_delta = kAbScale / cv::INTER_TAB_SIZE / 2;
+    short* xy = scratch_.xy.data();
+    uint16_t* alpha = scratch_.alpha.data();
+    const int round_delta = kAbScale / kInterTab / 2;
     const int X0 = cv::saturate_cast<int>((inv_.m[1] * y + inv_.m[2]) * kAbScale) + round_delta;
     const int Y0 = cv::saturate_cast<int>((inv_.m[4] * y + inv_.m[5]) * kAbScale) + round_delta;
     int x = 0;
@@ -185,8 +202,10 @@ class SourceMap {
   // WarpPerspectiveInvoker: blocks of bw0 columns, each starting its row at
   // X0 = M0 x + M1 y + M2 (likewise Y0, W0); then per pixel
   // W = 32 / (W0 + M6 x1), X = round((X0 + M0 x1) W), clamped to int.
-  void PerspectiveRow(int y, short* xy, uint16_t* alpha) const {
+  void PerspectiveRow(int y) {
     const double* M = inv_.m;
+    short* xy = scratch_.xy.data();
+    uint16_t* alpha = scratch_.alpha.data();
     const int bh0 = std::min(16, width_);  // BLOCK_SZ / 2 with BLOCK_SZ 32; the output is square
     const int bw0 = std::min(32 * 32 / bh0, width_);
     for (int x = 0; x < width_; x += bw0) {
@@ -196,7 +215,7 @@ class SourceMap {
       const double W0 = M[6] * x + M[7] * y + M[8];
       for (int x1 = 0; x1 < bw; ++x1) {
         double W = W0 + M[6] * x1;
-        W = W ? cv::INTER_TAB_SIZE / W : 0;
+        W = W ? kInterTab / W : 0;
         const double fX = std::max(double{INT_MIN}, std::min(double{INT_MAX}, (X0 + M[0] * x1) * W));
         const double fY = std::max(double{INT_MIN}, std::min(double{INT_MAX}, (Y0 + M[3] * x1) * W));
         Store(cv::saturate_cast<int>(fX), cv::saturate_cast<int>(fY), xy + 2 * (x + x1), alpha + x + x1);
@@ -207,7 +226,7 @@ class SourceMap {
   static void Store(int X, int Y, short* xy, uint16_t* alpha) {
     xy[0] = cv::saturate_cast<short>(X >> kInterBits);
     xy[1] = cv::saturate_cast<short>(Y >> kInterBits);
-    *alpha = static_cast<uint16_t>((Y & kInterMask) * cv::INTER_TAB_SIZE + (X & kInterMask));
+    *alpha = static_cast<uint16_t>((Y & kInterMask) * kInterTab + (X & kInterMask));
   }
 
   const InverseMap& inv_;
@@ -240,13 +259,6 @@ class VirtualCanvas {
     return crops_[k].ptr<uint8_t>(static_cast<int>(dy)) + 3 * dx;
   }
 
-  // True when the samples (sx, sy) .. (sx + 1, sy + 1) all lie in one tile:
-  // exactly the pixels remap with BORDER_TRANSPARENT writes from that tile.
-  bool InOneTile(int sx, int sy) const {
-    const cv::Rect& r = rects_[QuadrantOf(sx, sy)];
-    return sx >= r.x && sx + 1 < r.x + r.width && sy >= r.y && sy + 1 < r.y + r.height;
-  }
-
  private:
   int QuadrantOf(int cx, int cy) const { return (cy >= yc_ ? 2 : 0) + (cx >= xc_ ? 1 : 0); }
 
@@ -255,6 +267,61 @@ class VirtualCanvas {
   std::array<cv::Mat, 4> crops_;
   uint8_t fill_[3];
 };
+
+// remap's bilinear step for one pixel from its four samples: OpenCV's
+// weights, sum and rounding.
+void Blend(const uint8_t* p00, const uint8_t* p01, const uint8_t* p10, const uint8_t* p11, int alpha, uint8_t* out) {
+  const uint32_t top = Bilinear().top[alpha], bottom = Bilinear().bottom[alpha];
+  const int w00 = static_cast<int16_t>(top & 0xffff), w01 = static_cast<int16_t>(top >> 16);
+  const int w10 = static_cast<int16_t>(bottom & 0xffff), w11 = static_cast<int16_t>(bottom >> 16);
+  for (int c = 0; c < 3; ++c) {
+    const int v = p00[c] * w00 + p01[c] * w01 + p10[c] * w10 + p11[c] * w11;
+    out[c] = static_cast<uint8_t>((v + (1 << (kCoefBits - 1))) >> kCoefBits);
+  }
+}
+
+// One pixel whose samples may come from different tiles or the fill.
+void InterpolatePixel(const VirtualCanvas& canvas, int sx, int sy, int alpha, uint8_t* out) {
+  Blend(canvas.Pixel(sx, sy), canvas.Pixel(sx + 1, sy), canvas.Pixel(sx, sy + 1), canvas.Pixel(sx + 1, sy + 1), alpha,
+        out);
+}
+
+// The same step for n pixels whose samples all lie in one tile crop (canvas
+// origin (ox, oy)), two 8-byte loads per pixel. A pixel's 4-byte store runs
+// one byte into the next pixel, which is written after it; the last pixel,
+// and any whose loads would pass the end of the crop's buffer, take the
+// scalar path.
+void InterpolateInside(const cv::Mat& crop, int ox, int oy, const short* xy, const uint16_t* alpha, int n,
+                       uint8_t* out) {
+  const size_t step = crop.step;
+  int i = 0;
+#if CV_SIMD128
+  const BilinearTable& table = Bilinear();
+  const uint8_t* load_limit = crop.datalimit - 8;
+  const cv::v_int32x4 delta = cv::v_setall_s32(1 << (kCoefBits - 1));
+  for (; i < n - 1; ++i) {
+    const uint8_t* p0 = crop.data + (xy[2 * i + 1] - oy) * step + (xy[2 * i] - ox) * 3;
+    const uint8_t* p1 = p0 + step;
+    if (p1 > load_limit) break;
+    // (b0 g0 r0 b1 g1 r1 . .) -> (b0 b1 g0 g1 r0 r1 . .) per row, then one dot product per row.
+    const cv::v_int16x8 row0 = cv::v_reinterpret_as_s16(cv::v_load_expand(p0));
+    const cv::v_int16x8 row1 = cv::v_reinterpret_as_s16(cv::v_load_expand(p1));
+    cv::v_int16x8 pairs0, pairs1, unused;
+    cv::v_zip(row0, cv::v_rotate_right<3>(row0), pairs0, unused);
+    cv::v_zip(row1, cv::v_rotate_right<3>(row1), pairs1, unused);
+    const cv::v_int16x8 w0 = cv::v_reinterpret_as_s16(cv::v_setall_u32(table.top[alpha[i]]));
+    const cv::v_int16x8 w1 = cv::v_reinterpret_as_s16(cv::v_setall_u32(table.bottom[alpha[i]]));
+    const cv::v_int32x4 sum = cv::v_shr<kCoefBits>(cv::v_dotprod(pairs0, w0, cv::v_dotprod(pairs1, w1, delta)));
+    const cv::v_int16x8 packed = cv::v_pack(sum, sum);
+    const uint32_t bgr = cv::v_reinterpret_as_u32(cv::v_pack_u(packed, packed)).get0();
+    std::memcpy(out + 3 * i, &bgr, 4);
+  }
+#endif
+  for (; i < n; ++i) {
+    const uint8_t* p0 = crop.ptr<uint8_t>(xy[2 * i + 1] - oy) + 3 * (xy[2 * i] - ox);
+    Blend(p0, p0 + 3, p0 + step, p0 + step + 3, alpha[i], out + 3 * i);
+  }
+}
 
 // Bounding box [x0, x1] x [y0, y1] of the top-left samples (sx, sy) of n
 // pixels of a map row; their samples lie in [x0, x1 + 1] x [y0, y1 + 1].
@@ -295,126 +362,53 @@ SampleBounds ScanBounds(const short* xy, int n) {
   return {lx, hx, ly, hy};
 }
 
-// Which tiles a span's samples touch (bit k for tile k), and whether they all
-// lie inside a single one.
-struct SpanReach {
-  unsigned tiles = 0;
-  bool inside_one = false;
-};
+// What a span's samples touch: no tile, all one tile, or something else.
+constexpr int kReachesNone = -1, kReachesSeveral = -2;
 
-SpanReach ReachOf(const VirtualCanvas& canvas, const SampleBounds& b) {
-  SpanReach reach;
+int ReachOf(const VirtualCanvas& canvas, const SampleBounds& b) {
   for (int k = 0; k < 4; ++k) {
     const cv::Rect& r = canvas.rect(k);
     if (r.empty() || b.x1 + 1 < r.x || b.x0 >= r.x + r.width || b.y1 + 1 < r.y || b.y0 >= r.y + r.height) continue;
-    reach.tiles |= 1u << k;
-    reach.inside_one |= b.x0 >= r.x && b.x1 + 1 < r.x + r.width && b.y0 >= r.y && b.y1 + 1 < r.y + r.height;
+    const bool inside = b.x0 >= r.x && b.x1 + 1 < r.x + r.width && b.y0 >= r.y && b.y1 + 1 < r.y + r.height;
+    return inside ? k : kReachesSeveral;  // tiles do not overlap: a span inside one touches no other
   }
-  return reach;
+  return kReachesNone;
 }
 
-// remap's bilinear step for one pixel whose four samples may come from
-// different tiles or the fill: OpenCV's weights (products of the 1/32
-// fractions, scaled to sum to 1 << 15) and rounding.
-void InterpolatePixel(const VirtualCanvas& canvas, int sx, int sy, int alpha, uint8_t* out) {
-  const int fx = alpha & kInterMask, fy = alpha >> kInterBits;
-  const int scale = (1 << kCoefBits) / (cv::INTER_TAB_SIZE * cv::INTER_TAB_SIZE);
-  const int w00 = (cv::INTER_TAB_SIZE - fx) * (cv::INTER_TAB_SIZE - fy) * scale;
-  const int w01 = fx * (cv::INTER_TAB_SIZE - fy) * scale;
-  const int w10 = (cv::INTER_TAB_SIZE - fx) * fy * scale;
-  const int w11 = fx * fy * scale;
-  const uint8_t* p00 = canvas.Pixel(sx, sy);
-  const uint8_t* p01 = canvas.Pixel(sx + 1, sy);
-  const uint8_t* p10 = canvas.Pixel(sx, sy + 1);
-  const uint8_t* p11 = canvas.Pixel(sx + 1, sy + 1);
-  for (int c = 0; c < 3; ++c) {
-    const int v = p00[c] * w00 + p01[c] * w01 + p10[c] * w10 + p11[c] * w11;
-    out[c] = static_cast<uint8_t>((v + (1 << (kCoefBits - 1))) >> kCoefBits);
-  }
-}
-
-// The part of a pass (rows relative to it) that remap must cover for one tile.
-struct PassBox {
-  int x0 = INT_MAX, y0 = INT_MAX, x1 = -1, y1 = -1;
-  bool empty() const { return x1 < 0; }
-  void Add(int x, int y, int n) {
-    x0 = std::min(x0, x), x1 = std::max(x1, x + n - 1);
-    y0 = std::min(y0, y), y1 = std::max(y1, y);
-  }
-  cv::Rect rect() const { return {x0, y0, x1 - x0 + 1, y1 - y0 + 1}; }
-};
-
-// Sorts the pixels of one output row of a pass (see kLeafSpan): fills,
-// computes the pixels on tile edges, and extends each tile's remap box over
-// the spans that reach it.
-class RowSorter {
+// Writes one output row: halves spans of it (see kLeafSpan) and hands each to
+// the fill, the one-tile kernel or the per-pixel path.
+class RowWriter {
  public:
-  RowSorter(const VirtualCanvas& canvas, bool monotone, std::array<PassBox, 4>* boxes)
-      : canvas_(canvas), monotone_(monotone), boxes_(*boxes) {}
+  RowWriter(const VirtualCanvas& canvas, bool monotone) : canvas_(canvas), monotone_(monotone) {}
 
-  void Sort(const short* xy, const uint16_t* alpha, int row, int width, uint8_t* out) {
-    xy_ = xy, alpha_ = alpha, row_ = row, out_ = out;
-    SortSpan(0, width);
+  void Write(const short* xy, const uint16_t* alpha, int width, uint8_t* out) {
+    xy_ = xy, alpha_ = alpha, out_ = out;
+    WriteSpan(0, width);
   }
 
  private:
-  void SortSpan(int x, int n) {
+  void WriteSpan(int x, int n) {
     const short* xy = xy_ + 2 * x;
-    const SpanReach reach = ReachOf(canvas_, monotone_ ? EndBounds(xy, n) : ScanBounds(xy, n));
-    if (reach.tiles == 0) {
+    const int reach = ReachOf(canvas_, monotone_ ? EndBounds(xy, n) : ScanBounds(xy, n));
+    if (reach == kReachesNone) {
       std::memset(out_ + 3 * x, kPadValue, 3 * n);
-      return;
-    }
-    if (!reach.inside_one && n > kLeafSpan) {
-      SortSpan(x, n / 2);
-      SortSpan(x + n / 2, n - n / 2);
-      return;
-    }
-    for (int k = 0; k < 4; ++k) {
-      if (reach.tiles & (1u << k)) boxes_[k].Add(x, row_, n);
-    }
-    if (reach.inside_one) return;
-    for (int i = x; i < x + n; ++i) {
-      const int sx = xy_[2 * i], sy = xy_[2 * i + 1];
-      if (!canvas_.InOneTile(sx, sy)) InterpolatePixel(canvas_, sx, sy, alpha_[i], out_ + 3 * i);
+    } else if (reach >= 0) {
+      const cv::Rect& r = canvas_.rect(reach);
+      InterpolateInside(canvas_.crop(reach), r.x, r.y, xy, alpha_ + x, n, out_ + 3 * x);
+    } else if (n > kLeafSpan) {
+      WriteSpan(x, n / 2);
+      WriteSpan(x + n / 2, n - n / 2);
+    } else {
+      for (int i = x; i < x + n; ++i) InterpolatePixel(canvas_, xy_[2 * i], xy_[2 * i + 1], alpha_[i], out_ + 3 * i);
     }
   }
 
   const VirtualCanvas& canvas_;
   const bool monotone_;
-  std::array<PassBox, 4>& boxes_;
   const short* xy_ = nullptr;
   const uint16_t* alpha_ = nullptr;
-  int row_ = 0;
   uint8_t* out_ = nullptr;
 };
-
-// Remaps one tile over a box of a pass: the canvas map shifted into the tile
-// crop's coordinates (saturating, so far-away pixels stay far away), and
-// BORDER_TRANSPARENT, which writes exactly the pixels whose samples all lie
-// in the crop (InOneTile) and leaves every other pixel alone.
-void RemapTile(const VirtualCanvas& canvas, int k, SourceMap* map, int rows, const cv::Rect& box, int y0,
-               std::vector<short>* shifted, cv::Mat* dst) {
-  const cv::Rect& r = canvas.rect(k);
-  shifted->resize(static_cast<size_t>(box.area()) * 2);
-  for (int row = 0; row < box.height; ++row) {
-    const short* from = map->xy(box.y + row) + 2 * box.x;
-    short* to = shifted->data() + static_cast<size_t>(row) * box.width * 2;
-    int i = 0;
-#if CV_SIMD128
-    const cv::v_int16x8 origin =
-        cv::v_reinterpret_as_s16(cv::v_setall_u32((static_cast<unsigned>(r.y) << 16) | static_cast<unsigned>(r.x)));
-    for (; i <= 2 * box.width - 8; i += 8) cv::v_store(to + i, cv::v_load(from + i) - origin);  // saturating
-#endif
-    for (; i < 2 * box.width; i += 2) {
-      to[i] = cv::saturate_cast<short>(from[i] - r.x);
-      to[i + 1] = cv::saturate_cast<short>(from[i + 1] - r.y);
-    }
-  }
-  const cv::Mat local(box.height, box.width, CV_16SC2, shifted->data());
-  cv::Mat out = (*dst)(cv::Rect(box.x, y0 + box.y, box.width, box.height));
-  cv::remap(canvas.crop(k), out, local, map->alpha_mat(rows)(box), cv::INTER_LINEAR, cv::BORDER_TRANSPARENT);
-}
 
 }  // namespace
 
@@ -429,16 +423,10 @@ void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile
   const InverseMap inv = InvertAsOpenCV(m);
   const VirtualCanvas canvas(tiles, plan);
   SourceMap map(inv, s, &scratch);
-
-  for (int y0 = 0; y0 < s; y0 += kBlockRows) {
-    const int rows = std::min(kBlockRows, s - y0);
-    map.Compute(y0, rows);
-    std::array<PassBox, 4> boxes;
-    RowSorter sorter(canvas, inv.affine, &boxes);
-    for (int r = 0; r < rows; ++r) sorter.Sort(map.xy(r), map.alpha(r), r, s, dst->ptr<uint8_t>(y0 + r));
-    for (int k = 0; k < 4; ++k) {
-      if (!boxes[k].empty()) RemapTile(canvas, k, &map, rows, boxes[k].rect(), y0, &scratch.shifted, dst);
-    }
+  RowWriter writer(canvas, inv.affine);
+  for (int y = 0; y < s; ++y) {
+    map.Compute(y);
+    writer.Write(map.xy(), map.alpha(), s, dst->ptr<uint8_t>(y));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <opencv2/imgproc.hpp>
 #include <string>
+#include <vector>
 
 #include "ffyolo/random.h"
 
@@ -83,22 +84,36 @@ TEST(PlanMosaic, CanvasAndTileRectsAgree) {
   }
 }
 
-// A random mosaic: noise tiles (so any misplaced pixel shows), some of them
-// views into larger images, and a random warp.
+// A random mosaic: noise tiles of random sizes and a random warp.
 struct Case {
   int s = 0;
+  std::array<std::vector<uint8_t>, 4> buffers;  // behind some of the tiles
   std::array<cv::Mat, 4> tiles;
   std::array<MosaicTile, 4> plan;
   cv::Matx33d m;
   std::string name;
 };
 
-cv::Mat NoiseTile(SampleRandom* rng, cv::Size size) {
-  // Every other tile is a view with a row step wider than its width.
-  const bool view = rng->Bernoulli(0.5);
-  cv::Mat base(size.height + (view ? 3 : 0), size.width + (view ? 5 : 0), CV_8UC3);
-  cv::randu(base, cv::Scalar::all(0), cv::Scalar::all(256));
-  return view ? base(cv::Rect(2, 1, size.width, size.height)) : base;
+// A noise tile (any misplaced pixel shows) in one of the layouts the loader
+// meets: its own Mat, a view with a wider row step, or an exactly sized
+// external buffer, where a read past the last pixel leaves the allocation
+// (ASan builds catch it).
+cv::Mat NoiseTile(SampleRandom* rng, cv::Size size, std::vector<uint8_t>* buffer) {
+  cv::Mat tile;
+  switch (rng->Below(3)) {
+    case 0:
+      tile.create(size, CV_8UC3);
+      break;
+    case 1:
+      tile = cv::Mat(size.height + 3, size.width + 5, CV_8UC3)(cv::Rect(2, 1, size.width, size.height));
+      break;
+    default:
+      buffer->assign(static_cast<size_t>(size.area()) * 3, 0);
+      tile = cv::Mat(size, CV_8UC3, buffer->data());
+      break;
+  }
+  cv::randu(tile, cv::Scalar::all(0), cv::Scalar::all(256));
+  return tile;
 }
 
 cv::Size RandomTileSize(SampleRandom* rng, int s) {
@@ -138,7 +153,7 @@ Case RandomCase(SampleRandom* rng, int s, bool perspective) {
   std::array<cv::Size, 4> sizes;
   for (int k = 0; k < 4; ++k) {
     sizes[k] = RandomTileSize(rng, s);
-    c.tiles[k] = NoiseTile(rng, sizes[k]);
+    c.tiles[k] = NoiseTile(rng, sizes[k], &c.buffers[k]);
   }
   const int xc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s)), yc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s));
   c.plan = PlanMosaic(sizes, s, xc, yc);
@@ -170,9 +185,10 @@ Diff Compare(const cv::Mat& a, const cv::Mat& b) {
   return {static_cast<int>(max), cv::countNonZero(per_pixel)};
 }
 
-// Output pixels whose exact canvas point lies more than 2 pixels from every
-// tile rect: bilinear sampling cannot reach a tile from there, so they must be
-// pure fill (M^-1 computed here in plain double, independently of both methods).
+// Output pixels whose exact canvas point lies a pixel or more beyond where
+// bilinear sampling could reach a tile (x1a - 1 <= x < x2a, likewise y) must
+// be pure fill; M^-1 is computed here in plain double, independently of both
+// methods.
 int64_t CheckFarPixelsAreFill(const Case& c, const cv::Mat& out) {
   const cv::Matx33d inv = c.m.inv();
   int64_t far = 0;
@@ -242,10 +258,11 @@ TEST(WarpMosaic, MatchesTheCanvasMethodForYoloDefaults) {
   cv::Mat canvas, expected, actual;
   for (int i = 0; i < 20; ++i) {
     std::array<cv::Size, 4> sizes;
+    std::array<std::vector<uint8_t>, 4> buffers;
     std::array<cv::Mat, 4> tiles;
     for (int k = 0; k < 4; ++k) {
       sizes[k] = rng.Bernoulli(0.5) ? cv::Size(640, 480) : cv::Size(480, 640);
-      tiles[k] = NoiseTile(&rng, sizes[k]);
+      tiles[k] = NoiseTile(&rng, sizes[k], &buffers[k]);
     }
     const auto plan = PlanMosaic(sizes, s, static_cast<int>(rng.Uniform(320, 960)), static_cast<int>(rng.Uniform(320, 960)));
     const double scale = rng.Uniform(0.5, 1.5);
@@ -264,9 +281,10 @@ TEST(WarpMosaic, UnitScaleShiftCopiesTheTiles) {
   // built here by hand from the tiles.
   SampleRandom rng({4});
   const int s = 320;
+  std::array<std::vector<uint8_t>, 4> buffers;
   std::array<cv::Mat, 4> tiles;
   std::array<cv::Size, 4> sizes = Sizes({320, 240}, {200, 320}, {320, 100}, {50, 60});
-  for (int k = 0; k < 4; ++k) tiles[k] = NoiseTile(&rng, sizes[k]);
+  for (int k = 0; k < 4; ++k) tiles[k] = NoiseTile(&rng, sizes[k], &buffers[k]);
   const auto plan = PlanMosaic(sizes, s, 300, 350);
   const cv::Matx33d m(1, 0, -s / 2, 0, 1, -s / 2, 0, 0, 1);
   cv::Mat out;
@@ -307,9 +325,10 @@ TEST(WarpMosaic, OutputAwayFromAllTilesIsFill) {
   // nothing maps into a tile.
   SampleRandom rng({6});
   const int s = 128;
+  std::array<std::vector<uint8_t>, 4> buffers;
   std::array<cv::Mat, 4> tiles;
   std::array<cv::Size, 4> sizes = Sizes({3, 2}, {1, 1}, {2, 5}, {4, 4});
-  for (int k = 0; k < 4; ++k) tiles[k] = NoiseTile(&rng, sizes[k]);
+  for (int k = 0; k < 4; ++k) tiles[k] = NoiseTile(&rng, sizes[k], &buffers[k]);
   const auto plan = PlanMosaic(sizes, s, 128, 128);
   // Output (x, y) shows canvas (x + 20, y + 20); the tiles cover canvas x 125..131, y 126..132.
   const cv::Matx33d m(1, 0, -20, 0, 1, -20, 0, 0, 1);
