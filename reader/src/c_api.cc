@@ -28,7 +28,8 @@ static_assert(FFR_NOT_FOUND == static_cast<int>(Status::Code::kNotFound) &&
                   FFR_IO_ERROR == static_cast<int>(Status::Code::kIOError) &&
                   FFR_INVALID_ARGUMENT == static_cast<int>(Status::Code::kInvalidArgument) &&
                   FFR_ALREADY_EXISTS == static_cast<int>(Status::Code::kAlreadyExists) &&
-                  FFR_NOT_SUPPORTED == static_cast<int>(Status::Code::kNotSupported),
+                  FFR_NOT_SUPPORTED == static_cast<int>(Status::Code::kNotSupported) &&
+                  FFR_ABORTED == static_cast<int>(Status::Code::kAborted),
               "ffr_code must mirror ffr::Status::Code");
 static_assert(FFR_BACKEND_AUTO == static_cast<int>(ffr::IoBackend::kAuto) &&
                   FFR_BACKEND_IO_URING == static_cast<int>(ffr::IoBackend::kIoUring) &&
@@ -86,6 +87,7 @@ const char* ffr_code_name(int code) {
     case FFR_INVALID_ARGUMENT: return "Invalid argument";
     case FFR_ALREADY_EXISTS: return "Already exists";
     case FFR_NOT_SUPPORTED: return "Not supported";
+    case FFR_ABORTED: return "Aborted";
   }
   return "Unknown";
 }

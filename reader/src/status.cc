@@ -18,6 +18,7 @@ std::string Status::ToString() const {
     case Code::kInvalidArgument: name = "Invalid argument"; break;
     case Code::kAlreadyExists: name = "Already exists"; break;
     case Code::kNotSupported: name = "Not supported"; break;
+    case Code::kAborted: name = "Aborted"; break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -1,5 +1,6 @@
 // The FFRecord v1 byte layout, checked against the reference writer's output.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include "ffr/format.h"
 #include "ffr/reader.h"
@@ -21,6 +22,21 @@ const unsigned char kGoldenVector[56] = {
     0x61, 0x62, 0x63, 0x68, 0x65, 0x6c, 0x6c, 0x6f};
 
 TEST(Crc32Test, MatchesZlibCheckValue) { EXPECT_EQ(Crc32("123456789", 9), 0xCBF43926u); }
+
+TEST(Crc32Test, EqualsZlibForAnyLengthAndAlignment) {
+  // The reader may use ISA-L's CRC; its values must be zlib's (FFRecord's).
+  std::string data(70000, '\0');
+  uint32_t x = 12345;
+  for (char& c : data) c = static_cast<char>((x = x * 1103515245 + 12345) >> 16);
+  for (size_t len : {0, 1, 7, 15, 16, 63, 64, 255, 4096, 65537, 69999})
+    for (size_t off : {0, 1, 3}) {
+      const auto* p = reinterpret_cast<const Bytef*>(data.data()) + off;
+      EXPECT_EQ(Crc32(p, len), static_cast<uint32_t>(::crc32(0, p, static_cast<uInt>(len))))
+          << "len " << len << " offset " << off;
+      EXPECT_EQ(Crc32Extend(Crc32(p, len / 2), p + len / 2, len - len / 2),
+                static_cast<uint32_t>(::crc32(0, p, static_cast<uInt>(len))));
+    }
+}
 
 TEST(Crc32Test, ExtendEqualsOneShot) {
   const std::string s = "hello, world";

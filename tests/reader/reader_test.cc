@@ -179,7 +179,9 @@ TEST(ReaderTest, AutoBackendPicksIoUringWhenAvailable) {
   ReaderOptions uring;
   uring.backend = IoBackend::kIoUring;
   std::unique_ptr<Reader> r2;
-  if (Reader::Open(dir.path(), uring, &r2).ok()) EXPECT_EQ(r->backend(), IoBackend::kIoUring);
+  if (Reader::Open(dir.path(), uring, &r2).ok()) {
+    EXPECT_EQ(r->backend(), IoBackend::kIoUring);
+  }
 }
 
 TEST(ReaderTest, EmptyShardHasNoSamples) {

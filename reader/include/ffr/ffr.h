@@ -32,7 +32,8 @@ typedef enum ffr_code {
   FFR_IO_ERROR = 3,
   FFR_INVALID_ARGUMENT = 4,
   FFR_ALREADY_EXISTS = 5,
-  FFR_NOT_SUPPORTED = 6
+  FFR_NOT_SUPPORTED = 6,
+  FFR_ABORTED = 7
 } ffr_code;
 
 /* The values of ffr::IoBackend. */

@@ -17,6 +17,7 @@ class Status {
     kInvalidArgument,
     kAlreadyExists,
     kNotSupported,
+    kAborted,  // stopped on request (a signal), with state saved to resume from
   };
 
   Status() = default;
@@ -28,6 +29,7 @@ class Status {
   static Status InvalidArgument(std::string msg) { return Status(Code::kInvalidArgument, std::move(msg)); }
   static Status AlreadyExists(std::string msg) { return Status(Code::kAlreadyExists, std::move(msg)); }
   static Status NotSupported(std::string msg) { return Status(Code::kNotSupported, std::move(msg)); }
+  static Status Aborted(std::string msg) { return Status(Code::kAborted, std::move(msg)); }
   // An IOError whose message ends with strerror(err).
   static Status FromErrno(const std::string& context, int err);
 
@@ -38,6 +40,7 @@ class Status {
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsAlreadyExists() const { return code_ == Code::kAlreadyExists; }
   bool IsNotSupported() const { return code_ == Code::kNotSupported; }
+  bool IsAborted() const { return code_ == Code::kAborted; }
 
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
