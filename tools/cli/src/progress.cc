@@ -71,6 +71,7 @@ std::string ProgressBar::Render(int64_t done, double elapsed, const std::string&
 
 void ProgressBar::Draw(int64_t done, const std::string& postfix) {
   const std::string line = Render(done, options_.clock() - start_, postfix);
+  std::fflush(stdout);  // keep the bar after anything printed before it
   if (tty_)
     std::fprintf(options_.out, "\r%s\033[K", line.c_str());
   else

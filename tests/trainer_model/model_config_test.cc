@@ -1,0 +1,260 @@
+#include "ffyolo/model_config.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+std::string ShippedYaml(const std::string& name) {
+  return std::string(FFYOLO_CONFIG_DIR) + "/models/" + name + ".yaml";
+}
+
+ModelConfig LoadShipped(const std::string& name, int64_t nc = 0) {
+  ModelConfig config;
+  const ffr::Status s = LoadModelConfig(ShippedYaml(name), nc, &config);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return config;
+}
+
+// A small model YAML: `rows` replaces the backbone, the head is one Detect on
+// the given layers; `extra` adds top-level keys.
+std::string TinyYaml(const std::string& rows, const std::string& detect_from = "[1, 2]",
+                     const std::string& extra = "") {
+  return "nc: 2\ndepth_multiple: 1.0\nwidth_multiple: 1.0\n" + extra +
+         "anchors:\n  - [10,13, 16,30]\n  - [30,61, 62,45]\n"
+         "backbone:\n" +
+         rows + "head:\n  [[" + detect_from + ", 1, Detect, [nc, anchors]]]\n";
+}
+
+const char kTinyRows[] =
+    "  [[-1, 1, Conv, [16, 3, 2]],\n"
+    "   [-1, 1, Conv, [32, 3, 2]],\n"
+    "   [-1, 1, Conv, [64, 3, 2]]]\n";
+
+ffr::Status Parse(const std::string& yaml, ModelConfig* config) {
+  return ParseModelConfig(yaml, "tiny.yaml", 0, config);
+}
+
+TEST(ModelConfigTest, ShippedFilesDifferOnlyInTheirMultiples) {
+  const std::string s = testing::ReadFileToString(ShippedYaml("yolov5s"));
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s.find("[[-1, 1, Conv, [64, 6, 2, 2]],  # 0-P1/2"), std::string::npos);
+  EXPECT_NE(s.find("[[17, 20, 23], 1, Detect, [nc, anchors]],  # Detect(P3, P4, P5)"), std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> multiples = {
+      {"yolov5n", "0.33  # model depth multiple|0.25  # layer channel multiple"},
+      {"yolov5m", "0.67  # model depth multiple|0.75  # layer channel multiple"},
+      {"yolov5l", "1.0  # model depth multiple|1.0  # layer channel multiple"},
+      {"yolov5x", "1.33  # model depth multiple|1.25  # layer channel multiple"},
+  };
+  for (const auto& [name, values] : multiples) {
+    std::string expected = s;
+    const std::string gd = values.substr(0, values.find('|'));
+    const std::string gw = values.substr(values.find('|') + 1);
+    expected.replace(expected.find("0.33  # model depth multiple"), 28, gd);
+    expected.replace(expected.find("0.50  # layer channel multiple"), 30, gw);
+    EXPECT_EQ(testing::ReadFileToString(ShippedYaml(name)), expected) << name;
+  }
+}
+
+TEST(ModelConfigTest, YoloV5sRowsAsParseModelResolvesThem) {
+  const ModelConfig c = LoadShipped("yolov5s");
+  EXPECT_EQ(c.name, "YOLOv5s");
+  EXPECT_EQ(c.nc, 80);
+  ASSERT_EQ(c.layers.size(), 25u);
+  EXPECT_EQ(c.save, (std::vector<int>{4, 6, 10, 14, 17, 20, 23}));
+  // Layers 0-9 and the Detect inputs, from the spec's shape list.
+  const std::vector<int64_t> widths = {32, 64, 64, 128, 128, 256, 256, 512, 512, 512};
+  for (size_t i = 0; i < widths.size(); ++i) EXPECT_EQ(c.layers[i].out_channels, widths[i]) << i;
+  EXPECT_EQ(std::get<DetectArgs>(c.layers[24].args).ch, (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(c.layers[12].out_channels, 512);  // Concat: 256 + 256
+
+  EXPECT_EQ(c.layers[0].args_text, "[3, 32, 6, 2, 2]");
+  const ConvArgs conv0 = std::get<ConvArgs>(c.layers[0].args);
+  EXPECT_EQ(conv0.k, 6);
+  EXPECT_EQ(conv0.s, 2);
+  EXPECT_EQ(conv0.p, 2);
+  EXPECT_EQ(c.layers[2].args_text, "[64, 64, 1]");
+  EXPECT_EQ(c.layers[9].args_text, "[512, 512, 5]");
+  EXPECT_EQ(c.layers[11].args_text, "[None, 2, 'nearest']");
+  EXPECT_EQ(c.layers[12].from_text, "[-1, 6]");
+  EXPECT_EQ(c.layers[12].from, (std::vector<int>{-1, 6}));
+  EXPECT_EQ(c.layers[12].args_text, "[1]");
+  EXPECT_EQ(c.layers[13].args_text, "[512, 256, 1, False]");
+  EXPECT_FALSE(std::get<C3Args>(c.layers[13].args).shortcut);
+  EXPECT_TRUE(std::get<C3Args>(c.layers[2].args).shortcut);
+  EXPECT_EQ(c.layers[24].from_text, "[17, 20, 23]");
+  EXPECT_EQ(c.layers[24].args_text,
+            "[80, [[10, 13, 16, 30, 33, 23], [30, 61, 62, 45, 59, 119], [116, 90, 156, 198, 373, 326]], "
+            "[128, 256, 512]]");
+}
+
+TEST(ModelConfigTest, DepthAndWidthPerModel) {
+  struct Expected {
+    const char* name;
+    std::vector<int> backbone_c3, head_c3;
+    std::vector<int64_t> widths;  // layers 0, 1, 3, 5, 7: the scaled 64, 128, 256, 512, 1024
+  };
+  const std::vector<Expected> models = {
+      {"yolov5n", {1, 2, 3, 1}, {1, 1, 1, 1}, {16, 32, 64, 128, 256}},
+      {"yolov5s", {1, 2, 3, 1}, {1, 1, 1, 1}, {32, 64, 128, 256, 512}},
+      {"yolov5m", {2, 4, 6, 2}, {2, 2, 2, 2}, {48, 96, 192, 384, 768}},
+      {"yolov5l", {3, 6, 9, 3}, {3, 3, 3, 3}, {64, 128, 256, 512, 1024}},
+      {"yolov5x", {4, 8, 12, 4}, {4, 4, 4, 4}, {80, 160, 320, 640, 1280}},
+  };
+  for (const Expected& e : models) {
+    const ModelConfig c = LoadShipped(e.name);
+    ASSERT_EQ(c.layers.size(), 25u);
+    const int backbone[] = {2, 4, 6, 8}, head[] = {13, 17, 20, 23}, convs[] = {0, 1, 3, 5, 7};
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(c.layers[backbone[k]].repeats, e.backbone_c3[k]) << e.name;
+      EXPECT_EQ(std::get<C3Args>(c.layers[backbone[k]].args).n, e.backbone_c3[k]) << e.name;
+      EXPECT_EQ(c.layers[backbone[k]].copies, 1) << e.name;
+      EXPECT_EQ(std::get<C3Args>(c.layers[head[k]].args).n, e.head_c3[k]) << e.name;
+    }
+    for (int k = 0; k < 5; ++k) EXPECT_EQ(c.layers[convs[k]].out_channels, e.widths[k]) << e.name;
+  }
+}
+
+TEST(ModelConfigTest, NcOverrideReachesDetectButNotTheHiddenWidths) {
+  const ModelConfig c = LoadShipped("yolov5s", 3);
+  EXPECT_EQ(c.nc, 3);
+  EXPECT_EQ(std::get<DetectArgs>(c.layers[24].args).nc, 3);
+  EXPECT_EQ(c.layers[24].args_text.substr(0, 5), "[3, [");
+  EXPECT_EQ(c.layers[23].out_channels, 512);
+}
+
+TEST(ModelConfigTest, PythonRoundingOfDepthAndCeilingOfWidth) {
+  // gd 0.5: round(2.5) = 2 and round(3.5) = 4 (half to even); n = 1 is never scaled.
+  // gw 0.3: 64 * 0.3 = 19.2 -> 24; 255 is na*(nc+5) for nc 80 and stays.
+  const std::string yaml =
+      "nc: 80\ndepth_multiple: 0.5\nwidth_multiple: 0.3\n"
+      "anchors:\n  - [10,13, 16,30, 33,23]\n"
+      "backbone:\n"
+      "  [[-1, 1, Conv, [64, 3, 2]],\n"
+      "   [-1, 5, C3, [64]],\n"
+      "   [-1, 7, C3, [64]],\n"
+      "   [-1, 1, C3, [64]],\n"
+      "   [-1, 1, Conv, [255, 1]]]\n"
+      "head:\n  [[[4], 1, Detect, [nc, anchors]]]\n";
+  ModelConfig c;
+  ASSERT_TRUE(Parse(yaml, &c).ok());
+  EXPECT_EQ(c.layers[1].repeats, 2);
+  EXPECT_EQ(c.layers[2].repeats, 4);
+  EXPECT_EQ(c.layers[3].repeats, 1);
+  EXPECT_EQ(c.layers[0].out_channels, 24);
+  EXPECT_EQ(c.layers[4].out_channels, 255);
+
+  ModelConfig by4;
+  ASSERT_TRUE(Parse("channel_multiple: 4\n" + yaml, &by4).ok());
+  EXPECT_EQ(by4.layers[0].out_channels, 20);
+}
+
+TEST(ModelConfigTest, OptionalKeys) {
+  ModelConfig c;
+  ASSERT_TRUE(Parse(TinyYaml(kTinyRows, "[1, 2]", "activation: nn.LeakyReLU(0.1)\nch: 1\n"), &c).ok());
+  EXPECT_EQ(c.activation.kind, ActivationConfig::Kind::kLeakyReLU);
+  EXPECT_DOUBLE_EQ(c.activation.negative_slope, 0.1);
+  EXPECT_EQ(c.activation_text, "nn.LeakyReLU(0.1)");
+  EXPECT_EQ(c.ch, 1);
+  EXPECT_EQ(std::get<ConvArgs>(c.layers[0].args).c1, 1);
+
+  ASSERT_TRUE(Parse(TinyYaml(kTinyRows, "[1, 2]", "activation: nn.ReLU()\n"), &c).ok());
+  EXPECT_EQ(c.activation.kind, ActivationConfig::Kind::kReLU);
+  ASSERT_TRUE(Parse(TinyYaml(kTinyRows), &c).ok());
+  EXPECT_EQ(c.activation.kind, ActivationConfig::Kind::kSiLU);
+  EXPECT_EQ(c.name, "Model");
+}
+
+TEST(ModelConfigTest, IntegerAnchorsGivePlaceholders) {
+  std::string yaml = TinyYaml(kTinyRows);
+  yaml.replace(yaml.find("anchors:\n"), yaml.find("backbone:") - yaml.find("anchors:\n"), "anchors: 3\n");
+  ModelConfig c;
+  const ffr::Status s = Parse(yaml, &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const DetectArgs& detect = std::get<DetectArgs>(c.layers.back().args);
+  ASSERT_EQ(detect.anchors.size(), 2u);
+  EXPECT_EQ(detect.anchors[1], (std::vector<double>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(ModelConfigTest, RepeatedPlainModulesAreCopies) {
+  ModelConfig c;
+  ASSERT_TRUE(Parse(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 2, Conv, [16, 3, 1]],\n"
+                             "   [-1, 1, Conv, [32, 3, 2]]]\n"),
+                    &c)
+                  .ok());
+  EXPECT_EQ(c.layers[1].repeats, 2);
+  EXPECT_EQ(c.layers[1].copies, 2);
+}
+
+// Every failure names the file and, for a row, its line, section, row and layer.
+void ExpectError(const std::string& yaml, const std::vector<std::string>& fragments) {
+  ModelConfig c;
+  const ffr::Status s = Parse(yaml, &c);
+  ASSERT_FALSE(s.ok()) << yaml;
+  for (const std::string& f : fragments) EXPECT_NE(s.message().find(f), std::string::npos) << s.ToString();
+}
+
+TEST(ModelConfigTest, RowErrorsNameTheFileAndRow) {
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, Focus, [32, 3]],\n   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"tiny.yaml:9:", "backbone row 1 (layer 1)", "unknown module 'Focus'"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [5, 1, Conv, [32, 3, 2]],\n   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"tiny.yaml:9:", "layer 1", "from 5 is not an earlier layer"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-3, 1, Conv, [32, 3, 2]],\n   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"from -3 is not an earlier layer"});
+  ExpectError(TinyYaml("  [[0, 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"layer 0 reads the image"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [[-1, 0], 1, Conv, [32, 3, 2]],\n   [-1, 1, Conv, [64]]]\n"),
+              {"Conv takes one input"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, abc, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n   [-1, 1, Conv, [64]]]\n"),
+              {"backbone row 0 (layer 0)", "args[1] (k) must be an integer"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv],\n   [-1, 1, Conv, [64]]]\n"),
+              {"a row is [from, number, module, args]"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, nn.Upsample, [None, 2, 'bilinear']],\n"
+                       "   [-1, 1, Conv, [64]]]\n"),
+              {"only mode 'nearest'"});
+  ExpectError(TinyYaml(kTinyRows, "[0, 1, 2]"), {"head row 0 (layer 3)", "Detect reads 3 layers but has 2 anchor levels"});
+}
+
+TEST(ModelConfigTest, FileErrors) {
+  ExpectError("nc: 2\n", {"tiny.yaml: missing key 'depth_multiple'"});
+  std::string no_anchors = TinyYaml(kTinyRows);
+  no_anchors.erase(no_anchors.find("anchors:"), no_anchors.find("backbone:") - no_anchors.find("anchors:"));
+  ExpectError(no_anchors, {"missing key 'anchors'"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "width_multple: 0.5\n"), {"tiny.yaml:4: unknown key 'width_multple'"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "activation: nn.Hardswish()\n"),
+              {"activation 'nn.Hardswish()' is not supported"});
+  ExpectError("nc: [2\n", {"tiny.yaml: not valid YAML"});
+  ExpectError("nc: 2\ndepth_multiple: 1\nwidth_multiple: 1\nanchors: 3\nbackbone: []\nhead: []\n",
+              {"tiny.yaml: no rows in backbone and head"});
+  std::string zero_nc = TinyYaml(kTinyRows);
+  zero_nc.replace(0, 5, "nc: 0");
+  ExpectError(zero_nc, {"tiny.yaml:1: nc must be an integer >= 1"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n"
+                       "   [[0, 1], 1, Detect, [nc, anchors]]]\n",
+                       "[0, 1]"),
+              {"tiny.yaml: layer 2 (Detect): the last row, and only it, must be Detect"});
+  std::string odd_anchors = TinyYaml(kTinyRows);
+  odd_anchors.replace(odd_anchors.find("[30,61, 62,45]"), 14, "[30,61, 62]");
+  ExpectError(odd_anchors, {"anchors must be a list of levels"});
+
+  ModelConfig c;
+  const ffr::Status missing = LoadModelConfig("/nonexistent/yolov5q.yaml", 0, &c);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("/nonexistent/yolov5q.yaml"), std::string::npos) << missing.ToString();
+}
+
+TEST(ModelConfigTest, ResolvesShippedNames) {
+  EXPECT_EQ(ResolveModelYaml("yolov5m"), ShippedYaml("yolov5m"));
+  EXPECT_EQ(ResolveModelYaml("yolov5m.yaml"), ShippedYaml("yolov5m"));
+  EXPECT_EQ(ResolveModelYaml("no_such_model"), "no_such_model");
+  EXPECT_EQ(ResolveModelYaml(ShippedYaml("yolov5n")), ShippedYaml("yolov5n"));
+}
+
+}  // namespace
+}  // namespace ffyolo

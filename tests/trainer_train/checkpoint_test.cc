@@ -1,0 +1,177 @@
+// Checkpoints round-trip model, EMA and optimizer state; the EMA follows its formula.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "ffyolo/checkpoint.h"
+#include "ffyolo/ema.h"
+#include "ffyolo/model.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+const char kTinyYaml[] = R"(nc: 3
+depth_multiple: 0.33
+width_multiple: 0.125
+anchors:
+  - [10,13, 16,30, 33,23]
+  - [30,61, 62,45, 59,119]
+  - [116,90, 156,198, 373,326]
+backbone:
+  [[-1, 1, Conv, [64, 6, 2, 2]],
+   [-1, 1, Conv, [128, 3, 2]],
+   [-1, 3, C3, [128]],
+   [-1, 1, Conv, [256, 3, 2]],
+   [-1, 6, C3, [256]],
+   [-1, 1, Conv, [512, 3, 2]],
+   [-1, 9, C3, [512]],
+   [-1, 1, Conv, [1024, 3, 2]],
+   [-1, 3, C3, [1024]],
+   [-1, 1, SPPF, [1024, 5]],
+  ]
+head:
+  [[-1, 1, Conv, [512, 1, 1]],
+   [-1, 1, nn.Upsample, [None, 2, 'nearest']],
+   [[-1, 6], 1, Concat, [1]],
+   [-1, 3, C3, [512, False]],
+   [-1, 1, Conv, [256, 1, 1]],
+   [-1, 1, nn.Upsample, [None, 2, 'nearest']],
+   [[-1, 4], 1, Concat, [1]],
+   [-1, 3, C3, [256, False]],
+   [-1, 1, Conv, [256, 3, 2]],
+   [[-1, 14], 1, Concat, [1]],
+   [-1, 3, C3, [512, False]],
+   [-1, 1, Conv, [512, 3, 2]],
+   [[-1, 10], 1, Concat, [1]],
+   [-1, 3, C3, [1024, False]],
+   [[17, 20, 23], 1, Detect, [nc, anchors]],
+  ]
+)";
+
+std::shared_ptr<YoloModel> Tiny() {
+  std::shared_ptr<YoloModel> m;
+  ffr::Status s = BuildModelFromString(kTinyYaml, "tiny.yaml", 3, &m);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return m;
+}
+
+void ExpectSameState(const torch::nn::Module& a, const torch::nn::Module& b) {
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i].value(), pb[i].value())) << pa[i].key();
+  const auto ba = a.named_buffers(), bb = b.named_buffers();
+  for (size_t i = 0; i < ba.size(); ++i) EXPECT_TRUE(torch::equal(ba[i].value(), bb[i].value())) << ba[i].key();
+}
+
+// One SGD step on random data so that momentum buffers exist.
+void Step(YoloModel* model, torch::optim::SGD* opt) {
+  model->train();
+  auto out = model->forward(torch::rand({2, 3, 64, 64}));
+  torch::Tensor loss = torch::zeros({});
+  for (auto& r : out.raw) loss = loss + r.sigmoid().mean();
+  opt->zero_grad();
+  loss.backward();
+  opt->step();
+}
+
+TEST(CheckpointTest, RoundTripRestoresEverything) {
+  torch::manual_seed(1);
+  testing::ScratchDir dir("ckpt");
+  auto model = Tiny();
+  auto ema_model = Tiny();
+  ModelEma ema(ema_model, *model);
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9).nesterov(true));
+  Step(model.get(), &opt);
+  ema.Update(*model);
+  CheckpointInfo info;
+  info.epoch = 4;
+  info.next_batch = 7;
+  info.best_fitness = 0.25;
+  info.ema_updates = ema.updates();
+  info.model_yaml = kTinyYaml;
+  info.nc = 3;
+  info.opt_yaml = "epochs: 10\n";
+  info.hyp_yaml = "lr0: 0.01\n";
+  const std::string path = dir / "last.pt";
+  ASSERT_TRUE(SaveCheckpoint(path, info, *model, &ema.model(), &opt).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  CheckpointInfo back;
+  ASSERT_TRUE(ReadCheckpointInfo(path, &back).ok());
+  EXPECT_EQ(back.epoch, 4);
+  EXPECT_EQ(back.next_batch, 7);
+  EXPECT_DOUBLE_EQ(back.best_fitness, 0.25);
+  EXPECT_EQ(back.ema_updates, 1);
+  EXPECT_EQ(back.opt_yaml, "epochs: 10\n");
+
+  auto model2 = Tiny();
+  auto ema2 = Tiny();
+  torch::optim::SGD opt2(model2->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9).nesterov(true));
+  ffr::Status s = LoadCheckpointState(path, model2.get(), ema2.get(), &opt2);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ExpectSameState(*model, *model2);
+  ExpectSameState(ema.model(), *ema2);
+  // Same momentum: one more identical step keeps them identical.
+  torch::manual_seed(9);
+  Step(model.get(), &opt);
+  torch::manual_seed(9);
+  Step(model2.get(), &opt2);
+  ExpectSameState(*model, *model2);
+
+  std::shared_ptr<YoloModel> rebuilt;
+  ASSERT_TRUE(LoadCheckpointModel(path, /*prefer_ema=*/true, &rebuilt, &back).ok());
+  ExpectSameState(ema.model(), *rebuilt);
+}
+
+TEST(CheckpointTest, BadFilesAreReported) {
+  testing::ScratchDir dir("bad");
+  CheckpointInfo info;
+  EXPECT_TRUE(ReadCheckpointInfo(dir / "missing.pt", &info).IsNotFound());
+  ASSERT_TRUE(testing::WriteStringToFile(dir / "junk.pt", "not a checkpoint"));
+  ffr::Status s = ReadCheckpointInfo(dir / "junk.pt", &info);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("junk.pt"), std::string::npos);
+  // Stripped weights (no optimizer) cannot be resumed.
+  auto model = Tiny();
+  info.model_yaml = kTinyYaml;
+  info.nc = 3;
+  ASSERT_TRUE(SaveCheckpoint(dir / "w.pt", info, *model, nullptr, nullptr).ok());
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01));
+  s = LoadCheckpointState(dir / "w.pt", model.get(), nullptr, &opt);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("optimizer"), std::string::npos);
+  int64_t transferred = 0, total = 0;
+  ASSERT_TRUE(TransferWeights(dir / "w.pt", model.get(), &transferred, &total).ok());
+  EXPECT_EQ(transferred, total);
+  EXPECT_GT(total, 300);
+}
+
+TEST(EmaTest, FollowsTheDecayFormula) {
+  torch::manual_seed(2);
+  auto model = Tiny();
+  ModelEma ema(Tiny(), *model);
+  EXPECT_NEAR(ema.Decay(1), 0.9999 * (1 - std::exp(-1.0 / 2000)), 1e-15);
+  EXPECT_NEAR(ema.Decay(2000), 0.9999 * (1 - std::exp(-1.0)), 1e-15);
+  const torch::Tensor before = ema.model().named_parameters()["model.0.conv.weight"].clone();
+  {
+    torch::NoGradGuard g;
+    for (auto& p : model->parameters()) p.add_(1.0);
+    for (auto& b : model->named_buffers())
+      if (b.key().find("num_batches_tracked") != std::string::npos) b.value().fill_(42);
+  }
+  ema.Update(*model);
+  const double d = ema.Decay(1);
+  const torch::Tensor expected = before * d + model->named_parameters()["model.0.conv.weight"] * (1 - d);
+  EXPECT_TRUE(torch::allclose(ema.model().named_parameters()["model.0.conv.weight"], expected, 1e-6, 1e-7));
+  // Integer buffers are not averaged.
+  for (auto& b : ema.model().named_buffers())
+    if (b.key().find("num_batches_tracked") != std::string::npos) {
+      EXPECT_NE(b.value().item<int64_t>(), 42);
+    }
+}
+
+}  // namespace
+}  // namespace ffyolo

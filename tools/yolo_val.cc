@@ -1,0 +1,80 @@
+// yolo-val: the Ultralytics table and the 12 COCO stats on a packed split, for
+// a checkpoint (--weights) or for any detector's COCO results (--predictions).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "ffr/env.h"
+#include "ffyolo/coco_json.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/dataset_eval.h"
+#include "ffyolo/train.h"
+#include "ffyolo/val_run.h"
+
+namespace {
+
+int Fail(const ffr::Status& s) {
+  std::fprintf(stderr, "yolo-val: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Validate YOLOv5 weights, or score COCO-format detections, on a packed dataset"};
+  ffyolo::ValRunOptions o;
+  std::string predictions, project = "runs/val", name = "exp";
+  bool verbose = false, exist_ok = false;
+  app.add_option("--data", o.data, "Packed dataset (NAME.ffr)")->required();
+  CLI::Option* weights = app.add_option("--weights", o.weights, "Checkpoint (best.pt / last.pt)");
+  app.add_option("--predictions", predictions, "COCO results JSON to score instead of running a model")
+      ->excludes(weights);
+  app.add_option("--split", o.split, "Split (default: val*, else the only split)");
+  app.add_option("--img,--imgsz,--img-size", o.img_size, "Inference size (pixels)");
+  app.add_option("--batch,--batch-size", o.batch_size, "Batch size");
+  app.add_option("--conf-thres", o.conf_thres, "Confidence threshold");
+  app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold");
+  app.add_option("--max-det", o.max_det, "Maximum detections per image");
+  app.add_option("--device", o.device, "cpu or a CUDA device index (0)");
+  app.add_option("--workers", o.workers, "Loader threads");
+  app.add_option("--threads", o.threads, "Torch threads");
+  app.add_option("--project", project, "Save to project/name");
+  app.add_option("--name", name, "Save to project/name");
+  app.add_flag("--exist-ok", exist_ok, "Reuse project/name");
+  app.add_flag("--verbose", verbose, "Per-class rows");
+  CLI11_PARSE(app, argc, argv);
+  if (o.weights.empty() && predictions.empty()) {
+    std::fprintf(stderr, "yolo-val: give --weights or --predictions\n");
+    return 2;
+  }
+
+  if (!predictions.empty()) {
+    std::unique_ptr<ffyolo::Dataset> dataset;
+    ffr::Status s = ffyolo::Dataset::Open(o.data, &dataset);
+    std::string split = o.split;
+    if (s.ok() && split.empty() && !dataset->DefaultSplit(false, &split).ok()) s = dataset->DefaultSplit(true, &split);
+    if (s.ok()) s = dataset->CheckSplit(split);
+    ffyolo::LabelIndex index;
+    if (s.ok()) s = dataset->LoadLabelIndex(split, &index);
+    std::vector<ffyolo::CocoDetection> dets;
+    if (s.ok()) s = ffyolo::LoadCocoDetections(predictions, &dets);
+    if (!s.ok()) return Fail(s);
+    ffyolo::DatasetEvaluator evaluator(dataset->manifest(), index);
+    if (!(s = evaluator.AddCocoResults(dets, predictions)).ok()) return Fail(s);
+    std::printf("%s", ffyolo::FormatEvalReport(evaluator.Finish(), dataset->manifest().names, verbose).c_str());
+    return 0;
+  }
+
+  ffyolo::ValidationOutput out;
+  std::vector<std::string> names;
+  ffr::Status s = ffyolo::ValidateWeights(o, &out, &names);
+  if (!s.ok()) return Fail(s);
+  std::printf("%s", ffyolo::FormatEvalReport(out.result, names, verbose || names.size() < 50).c_str());
+  const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
+  s = ffr::Env::Default()->CreateDirs(dir);
+  if (s.ok()) s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/predictions.json", out.predictions_json);
+  if (!s.ok()) return Fail(s);
+  std::printf("Speed: %.1f s for %lld images. Predictions saved to %s/predictions.json\n", out.seconds,
+              static_cast<long long>(out.result.images), dir.c_str());
+  return 0;
+}

@@ -1,0 +1,72 @@
+// The YOLOv5 v7.0 training loss (utils/loss.py::ComputeLoss): targets assigned
+// to anchors and neighbour cells by build_targets, CIoU box loss, IoU-valued
+// objectness targets and BCE class loss, balanced across levels.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "ffyolo/hyp.h"
+
+namespace ffyolo {
+
+// train.py's gain scaling, applied once before building ComputeLoss:
+// box *= 3/nl, cls *= nc/80 * 3/nl, obj *= (img_size/640)^2 * 3/nl.
+Hyp ScaleLossGains(Hyp hyp, int64_t nc, int64_t nl, int64_t img_size);
+
+// What build_targets assigns on one level: n positives, each one (target,
+// anchor, cell) triple.
+struct LevelTargets {
+  at::Tensor image, anchor, gj, gi;  // (n,) int64: the prediction cell, pi[image, anchor, gj, gi]
+  at::Tensor tbox;                   // (n, 4) [x - gi, y - gj, w, h] in grid units
+  at::Tensor anch;                   // (n, 2) the anchor's w, h in grid units
+  at::Tensor tcls;                   // (n,) int64 class
+};
+
+// The loss value to backpropagate and its detached parts for logging.
+struct LossOutput {
+  at::Tensor total;  // scalar: (lbox + lobj + lcls) * bs
+  at::Tensor items;  // (3,) detached [lbox, lobj, lcls], gains applied, not times bs
+};
+
+// Computes the loss of Detect's training output. Predictions are raw logits,
+// one (bs, na, ny, nx, 5 + nc) tensor per level, P3 first; targets are
+// (nt, 6) rows [image index, class, x, y, w, h] normalized to the network
+// input. The loss is computed in float whatever the predictions' dtype (under
+// AMP they are half; YOLOv5's BCE runs in float there too, though it rounds
+// the objectness targets to half first, which this does not).
+class ComputeLoss {
+ public:
+  // `hyp` carries the gains after ScaleLossGains; fl_gamma > 0 wraps both BCEs
+  // in a focal loss (gamma = fl_gamma, alpha = 0.25). label_smoothing is
+  // train.py's --label-smoothing eps: positive class target 1 - eps/2,
+  // negative eps/2. `anchors` is Detect's (nl, na, 2), in grid units.
+  ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc, const at::Tensor& anchors);
+
+  LossOutput operator()(const std::vector<at::Tensor>& predictions,
+                        const at::Tensor& targets) const;
+
+  // build_targets: anchors whose w and h ratios to the target are within
+  // anchor_t, each in the target's own cell and in the nearer horizontal and
+  // vertical neighbour cells (when the centre is in that half of its cell and
+  // more than one cell away from the image edge). Order as YOLOv5's: own cells
+  // first, then left, up, right, down neighbours, each anchor-major.
+  std::vector<LevelTargets> BuildTargets(const std::vector<at::Tensor>& predictions,
+                                         const at::Tensor& targets) const;
+
+ private:
+  at::Tensor Bce(const at::Tensor& logits, const at::Tensor& target, double pos_weight) const;
+
+  double box_gain_, obj_gain_, cls_gain_;
+  double cls_pw_, obj_pw_;
+  double anchor_t_;
+  double fl_gamma_;
+  double cp_, cn_;  // class targets for positives and negatives
+  int64_t nc_, nl_, na_;
+  std::vector<double> balance_;
+  at::Tensor anchors_;  // (nl, na, 2) float, grid units
+};
+
+}  // namespace ffyolo

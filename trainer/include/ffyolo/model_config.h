@@ -1,0 +1,99 @@
+// ModelConfig: a YOLOv5 model YAML (Ultralytics' models/yolov5*.yaml schema)
+// resolved the way models/yolo.py::parse_model resolves it: depth and width
+// multiples applied, `from` indices made absolute, every row's constructor
+// arguments typed and checked. It is torch-free, so a mistake in a YAML is
+// reported with its file and row before any network is built.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ffr/status.h"
+
+namespace ffyolo {
+
+// Conv.default_act, chosen by the YAML's optional `activation` key.
+struct ActivationConfig {
+  enum class Kind { kSiLU, kReLU, kLeakyReLU };
+  Kind kind = Kind::kSiLU;
+  double negative_slope = 0.01;  // kLeakyReLU only
+};
+
+// Constructor arguments of the modules of models/common.py and models/yolo.py,
+// named as there. Channel counts are the scaled ones.
+struct ConvArgs {
+  int64_t c1 = 0, c2 = 0;
+  int64_t k = 1, s = 1;
+  int64_t p = -1;  // -1: autopad, (d*(k-1)+1)/2
+  int64_t g = 1, d = 1;
+  bool act = true;  // false: Identity instead of the model's activation
+};
+struct BottleneckArgs {
+  int64_t c1 = 0, c2 = 0;
+  bool shortcut = true;
+  int64_t g = 1;
+  double e = 0.5;
+};
+struct C3Args {
+  int64_t c1 = 0, c2 = 0, n = 1;
+  bool shortcut = true;
+  int64_t g = 1;
+  double e = 0.5;
+};
+struct SPPFArgs {
+  int64_t c1 = 0, c2 = 0, k = 5;
+};
+struct ConcatArgs {
+  int64_t dim = 1;
+};
+struct UpsampleArgs {  // mode 'nearest' is the only one supported
+  double scale_factor = 2;
+};
+struct DetectArgs {
+  int64_t nc = 80;
+  std::vector<std::vector<double>> anchors;  // per level: w0, h0, w1, h1, ... in pixels
+  std::vector<int64_t> ch;                   // input channels per level
+};
+
+using LayerArgs =
+    std::variant<ConvArgs, BottleneckArgs, C3Args, SPPFArgs, ConcatArgs, UpsampleArgs, DetectArgs>;
+
+// One row of the backbone or head.
+struct LayerConfig {
+  int index = 0;
+  std::vector<int> from;  // -1: the previous output (the image for layer 0); others: layer indices
+  std::string from_text;  // as written, the way parse_model prints it: "-1", "[-1, 6]"
+  int repeats = 1;        // n after the depth gain (the table's n)
+  int copies = 1;         // modules in the row: 1 for C3 (which takes n itself), else repeats
+  std::string module;     // as written: "Conv", "nn.Upsample", ...
+  LayerArgs args;
+  std::string args_text;  // Python repr of the resolved arguments, for the table
+  int64_t out_channels = 0;
+};
+
+struct ModelConfig {
+  std::string source;  // the YAML file, or the caller's name for YAML text
+  std::string name;    // "YOLOv5s" for yolov5s.yaml, "Model" for text (the summary's prefix)
+  int64_t nc = 0;
+  int64_t ch = 3;  // input channels
+  double depth_multiple = 1.0, width_multiple = 1.0;
+  int64_t channel_multiple = 8;
+  std::string activation_text;  // the `activation` value as written; empty when absent
+  ActivationConfig activation;
+  std::vector<LayerConfig> layers;  // backbone rows, then head rows; the last is Detect
+  std::vector<int> save;            // sorted indices of layers whose outputs are read later
+};
+
+// Parses YAML text; `where` names it in messages. nc > 0 replaces the YAML's nc
+// (the dataset's class count), as DetectionModel(cfg, nc=...) does.
+ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, int64_t nc,
+                             ModelConfig* out);
+ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* out);
+
+// `name_or_path` itself when it is an existing file, else the shipped
+// configs/models/<name>.yaml for "yolov5s" or "yolov5s.yaml".
+std::string ResolveModelYaml(const std::string& name_or_path);
+
+}  // namespace ffyolo

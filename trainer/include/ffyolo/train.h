@@ -1,0 +1,83 @@
+// Train: YOLOv5 v7.0's train.py in C++ for one process (CPU or one GPU):
+// model from its YAML, SGD with three parameter groups, warmup and a linear or
+// cosine schedule, gradient accumulation to a nominal batch of 64, EMA,
+// gradient clipping, AMP on CUDA, validation every epoch, checkpoints, and the
+// run directory Ultralytics users know (runs/train/expN/ with weights/last.pt
+// and best.pt, results.csv, results.png, hyp.yaml, opt.yaml, train_batch0.jpg).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ffr/status.h"
+#include "ffyolo/results.h"
+
+namespace ffyolo {
+
+struct TrainOptions {
+  std::string data;                       // packed dataset (NAME.ffr)
+  std::string cfg = "yolov5s.yaml";       // model YAML, or a shipped model's name
+  std::string hyp = "hyp.scratch-low.yaml";
+  std::string weights;                    // initial weights (a checkpoint), optional
+  int img_size = 640;
+  int batch_size = 16;                    // total over all ranks
+  int epochs = 100;
+  int workers = 8;                        // loader threads per rank
+  std::string device = "cpu";             // "cpu" or a CUDA index ("0")
+  std::string project = "runs/train";
+  std::string name = "exp";
+  bool exist_ok = false;
+  uint64_t seed = 0;
+  bool cos_lr = false;
+  double label_smoothing = 0.0;
+  int patience = 100;
+  int save_period = -1;
+  bool noval = false;                     // validate only the final epoch
+  bool nosave = false;                    // save only the final checkpoint
+  std::string train_split, val_split;     // "" = train* / val* (the training split when there is no other)
+  int threads = 0;                        // torch intra-op threads (0: all usable CPUs)
+  // Resume: the last.pt to continue ("" = not resuming). Its saved options win.
+  std::string resume;
+  // After every batch: epoch, batch, and its loss items (box, obj, cls). For tests and monitors.
+  std::function<void(int64_t epoch, int64_t batch, const double items[3])> on_batch;
+
+  std::string ToYaml() const;
+  static ffr::Status FromYaml(const std::string& yaml, TrainOptions* out);
+};
+
+struct TrainSummary {
+  std::string save_dir;
+  int64_t epochs_run = 0;
+  double best_fitness = 0;
+  std::vector<EpochResult> results;
+  double final_map50 = 0, final_map = 0;  // best.pt's numbers (COCO eval at IoU 0.65)
+  std::array<double, 12> final_coco{};
+};
+
+// The most recent runs/train/*/weights/last.pt under `project`, for --resume without a path.
+ffr::Status FindLastCheckpoint(const std::string& project, std::string* path);
+
+// "runs/train/exp", then exp2, exp3, ... (Ultralytics' increment_path).
+std::string IncrementPath(const std::string& path, bool exist_ok);
+
+// Returns Aborted when a stop was requested: last.pt then holds the exact
+// position (after the last optimizer step) and --resume continues from it.
+ffr::Status Train(const TrainOptions& options, TrainSummary* summary);
+
+// Asks a running Train() to stop at its next optimizer step (or epoch end) and
+// save a resumable last.pt. Async-signal-safe: yolo-train calls it on SIGTERM,
+// SIGUSR1 and a first SIGINT.
+void RequestTrainingStop();
+bool TrainingStopRequested();
+void ClearTrainingStop();
+
+}  // namespace ffyolo
+
+namespace ffyolo {
+
+// The layer table and summary line of a model YAML (or shipped model name) at nc classes.
+ffr::Status ModelSummaryText(const std::string& cfg, int64_t nc, int img_size, std::string* text);
+
+}  // namespace ffyolo

@@ -1,0 +1,50 @@
+#include "ffyolo/ema.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace ffyolo {
+namespace {
+
+// Parameters then buffers, by name, as state_dict orders them.
+std::vector<std::pair<std::string, torch::Tensor>> StateEntries(const torch::nn::Module& m) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : m.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+}  // namespace
+
+void CopyModelState(const YoloModel& from, YoloModel* to) {
+  torch::NoGradGuard no_grad;
+  const auto src = StateEntries(from);
+  const auto dst = StateEntries(*to);
+  TORCH_CHECK(src.size() == dst.size(), "CopyModelState: models differ");
+  for (size_t i = 0; i < src.size(); ++i) dst[i].second.copy_(src[i].second);
+}
+
+ModelEma::ModelEma(std::shared_ptr<YoloModel> ema, const YoloModel& model, int64_t updates, double decay, double tau)
+    : ema_(std::move(ema)), updates_(updates), decay_(decay), tau_(tau) {
+  CopyModelState(model, ema_.get());
+  ema_->eval();
+  for (auto& p : ema_->parameters()) p.set_requires_grad(false);
+}
+
+double ModelEma::Decay(int64_t updates) const { return decay_ * (1 - std::exp(-static_cast<double>(updates) / tau_)); }
+
+void ModelEma::Update(const YoloModel& model) {
+  torch::NoGradGuard no_grad;
+  ++updates_;
+  const double d = Decay(updates_);
+  const auto src = StateEntries(model);
+  const auto dst = StateEntries(*ema_);
+  for (size_t i = 0; i < src.size(); ++i) {
+    torch::Tensor e = dst[i].second;
+    if (!e.is_floating_point()) continue;  // num_batches_tracked
+    e.mul_(d).add_(src[i].second.detach(), 1 - d);
+  }
+}
+
+}  // namespace ffyolo

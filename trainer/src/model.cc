@@ -1,0 +1,163 @@
+#include "ffyolo/model.h"
+
+#include <c10/util/Exception.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <unordered_set>
+
+namespace ffyolo {
+
+namespace {
+
+// A row module of a non-Detect layer, one copy.
+std::shared_ptr<torch::nn::Module> MakeRowModule(const LayerArgs& args, const torch::nn::AnyModule& act) {
+  if (const auto* a = std::get_if<ConvArgs>(&args)) return Conv(*a, act).ptr();
+  if (const auto* a = std::get_if<BottleneckArgs>(&args)) return Bottleneck(*a, act).ptr();
+  if (const auto* a = std::get_if<C3Args>(&args)) return C3(*a, act).ptr();
+  if (const auto* a = std::get_if<SPPFArgs>(&args)) return SPPF(*a, act).ptr();
+  if (const auto* a = std::get_if<ConcatArgs>(&args)) return Concat(*a).ptr();
+  return Upsample(std::get<UpsampleArgs>(args)).ptr();
+}
+
+// Distinct modules in pre-order, like Python's model.modules().
+std::vector<std::shared_ptr<torch::nn::Module>> DistinctModules(const torch::nn::Module& model) {
+  std::vector<std::shared_ptr<torch::nn::Module>> distinct;
+  std::unordered_set<const torch::nn::Module*> seen{&model};
+  for (const auto& module : model.modules(/*include_self=*/false))
+    if (seen.insert(module.get()).second) distinct.push_back(module);
+  return distinct;
+}
+
+}  // namespace
+
+YoloModel::YoloModel(ModelConfig config) : config_(std::move(config)) {
+  const torch::nn::AnyModule act = MakeActivation(config_.activation);
+  rows_ = register_module("model", torch::nn::ModuleList());
+  for (const LayerConfig& layer : config_.layers) {
+    if (const auto* detect_args = std::get_if<DetectArgs>(&layer.args)) {
+      detect_ = Detect(*detect_args);
+      rows_->push_back(detect_);
+      continue;
+    }
+    std::shared_ptr<torch::nn::Module> module;
+    if (layer.copies == 1) {
+      module = MakeRowModule(layer.args, act);
+    } else {
+      std::vector<std::shared_ptr<torch::nn::Module>> copies;
+      for (int i = 0; i < layer.copies; ++i) copies.push_back(MakeRowModule(layer.args, act));
+      module = Repeat(copies).ptr();
+    }
+    rows_->push_back(module);
+    row_modules_.push_back(dynamic_cast<RowModule*>(module.get()));
+  }
+  TORCH_CHECK(!detect_.is_empty() && rows_->size() == row_modules_.size() + 1,
+              config_.source, ": the last row, and only it, must be Detect");
+  saved_.assign(config_.layers.size(), false);
+  for (int index : config_.save) saved_[static_cast<size_t>(index)] = true;
+
+  // Strides from the output sizes of a probe; 256 is twice the smallest stride
+  // Ultralytics expects to need.
+  {
+    torch::NoGradGuard no_grad;
+    constexpr int64_t kProbe = 256;
+    const DetectOutput probe = forward(torch::zeros({1, config_.ch, kProbe, kProbe}));
+    std::vector<double> strides;
+    for (const torch::Tensor& level : probe.raw)
+      strides.push_back(static_cast<double>(kProbe) / static_cast<double>(level.size(-2)));
+    detect_->set_strides(std::move(strides));
+    detect_->CheckAnchorOrder();
+    const auto stride_tensor = torch::tensor(detect_->strides(), torch::kFloat).view({-1, 1, 1});
+    detect_->anchors.div_(stride_tensor);
+  }
+  InitializeBiases();
+  // utils/torch_utils.py::initialize_weights; the probe ran with torch's defaults.
+  for (const auto& module : DistinctModules(*this)) {
+    if (auto* bn = module->as<torch::nn::BatchNorm2dImpl>()) {
+      bn->options.eps(1e-3);
+      bn->options.momentum(0.03);
+    }
+  }
+}
+
+DetectOutput YoloModel::forward(const torch::Tensor& images) {
+  std::vector<torch::Tensor> saved(config_.layers.size());
+  torch::Tensor x = images;
+  const auto inputs_of = [&](const LayerConfig& layer) {
+    std::vector<torch::Tensor> inputs;
+    for (int f : layer.from) inputs.push_back(f == -1 ? x : saved[static_cast<size_t>(f)]);
+    return inputs;
+  };
+  for (size_t i = 0; i < row_modules_.size(); ++i) {
+    x = row_modules_[i]->ForwardRow(inputs_of(config_.layers[i]));
+    if (saved_[i]) saved[i] = x;
+  }
+  return detect_->forward(inputs_of(config_.layers.back()));
+}
+
+void YoloModel::InitializeBiases() {
+  torch::NoGradGuard no_grad;
+  DetectImpl& detect = *detect_;
+  const double cls_prior = std::log(0.6 / (static_cast<double>(detect.nc()) - 0.99999));
+  for (int64_t i = 0; i < detect.nl(); ++i) {
+    // In float32, as Ultralytics computes it from the float stride tensor.
+    const float cells_per_side = 640.0f / static_cast<float>(detect.strides()[static_cast<size_t>(i)]);
+    const double obj_prior = std::log(static_cast<double>(8.0f / (cells_per_side * cells_per_side)));
+    torch::Tensor bias = detect.m->at<torch::nn::Conv2dImpl>(static_cast<size_t>(i)).bias.view({detect.na(), -1});
+    bias.select(1, 4).add_(obj_prior);
+    bias.slice(1, 5, 5 + detect.nc()).add_(cls_prior);
+  }
+}
+
+void YoloModel::Fuse() {
+  for (const auto& module : DistinctModules(*this))
+    if (auto* conv = module->as<ConvImpl>()) conv->Fuse();
+  fused_ = true;
+}
+
+ffr::Status BuildModel(const ModelConfig& config, std::shared_ptr<YoloModel>* out) {
+  try {
+    *out = std::make_shared<YoloModel>(config);
+  } catch (const c10::Error& e) {
+    return ffr::Status::InvalidArgument(config.source + ": building the model failed: " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return ffr::Status::InvalidArgument(config.source + ": building the model failed: " + e.what());
+  }
+  return ffr::Status::OK();
+}
+
+ffr::Status BuildModel(const std::string& yaml_path, int64_t nc, std::shared_ptr<YoloModel>* out) {
+  ModelConfig config;
+  FFR_RETURN_IF_ERROR(LoadModelConfig(yaml_path, nc, &config));
+  return BuildModel(config, out);
+}
+
+ffr::Status BuildModelFromString(const std::string& yaml, const std::string& where, int64_t nc,
+                                 std::shared_ptr<YoloModel>* out) {
+  ModelConfig config;
+  FFR_RETURN_IF_ERROR(ParseModelConfig(yaml, where, nc, &config));
+  return BuildModel(config, out);
+}
+
+ParameterGroups SplitParameterGroups(const torch::nn::Module& model) {
+  ParameterGroups groups;
+  std::vector<std::shared_ptr<torch::nn::Module>> modules = DistinctModules(model);
+  std::vector<const torch::nn::Module*> order{&model};
+  for (const auto& module : modules) order.push_back(module.get());
+  for (const torch::nn::Module* module : order) {
+    const bool is_bn = dynamic_cast<const torch::nn::BatchNorm2dImpl*>(module) != nullptr;
+    for (const auto& param : module->named_parameters(/*recurse=*/false)) {
+      if (param.key() == "bias") {
+        groups.biases.push_back(param.value());
+      } else if (param.key() == "weight" && is_bn) {
+        groups.bn_weights.push_back(param.value());
+      } else {
+        groups.decayed_weights.push_back(param.value());
+      }
+    }
+  }
+  return groups;
+}
+
+}  // namespace ffyolo
