@@ -195,7 +195,9 @@ TEST(LoaderTest, ValidationUsesRectBatchesAndRecordsTheLetterbox) {
       EXPECT_DOUBLE_EQ(m.pad_h, lb.dh);
       EXPECT_FALSE(m.mosaic);
       // Letterbox padding is grey 114 in every channel plane.
-      if (lb.top > 0) EXPECT_EQ(b->images[static_cast<size_t>(i) * 3 * b->height * b->width], 114);
+      if (lb.top > 0) {
+        EXPECT_EQ(b->images[static_cast<size_t>(i) * 3 * b->height * b->width], 114);
+      }
     }
     loader->Release(b);
   }

@@ -48,7 +48,9 @@ void WriteCocoTree(const std::string& root, const std::string& split, const std:
   int ann_id = 1;
   for (size_t i = 0; i < images.size(); ++i) {
     const TinyImage& im = images[i];
-    if (!im.bytes.empty()) ASSERT_TRUE(WriteStringToFile(root + "/images/" + split + "/" + im.file, im.bytes));
+    if (!im.bytes.empty()) {
+      ASSERT_TRUE(WriteStringToFile(root + "/images/" + split + "/" + im.file, im.bytes));
+    }
     imgs += std::string(imgs.empty() ? "" : ",") + "{\"id\":" + std::to_string(i + 1) + ",\"file_name\":\"" +
             im.file + "\",\"width\":" + std::to_string(im.w) + ",\"height\":" + std::to_string(im.h) + "}";
     if (!im.annotations.empty())
@@ -67,7 +69,9 @@ LabelIndex LoadIndex(const std::string& dataset, const std::string& split) {
   Status s = Dataset::Open(dataset, &d);
   EXPECT_TRUE(s.ok()) << s.ToString();
   LabelIndex idx;
-  if (d) EXPECT_TRUE(d->LoadLabelIndex(split, &idx).ok());
+  if (d) {
+    EXPECT_TRUE(d->LoadLabelIndex(split, &idx).ok());
+  }
   return idx;
 }
 
