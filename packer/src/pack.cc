@@ -1,6 +1,5 @@
 #include "ffyolo/pack.h"
 
-#include <sched.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 #include "ffr/env.h"
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
+#include "ffyolo/cpus.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/record.h"
@@ -32,12 +32,6 @@ std::string ShardName(size_t i) {
   char name[32];
   std::snprintf(name, sizeof(name), "PART_%05zu.ffr", i);
   return name;
-}
-
-int UsableCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::string NowIso8601() {

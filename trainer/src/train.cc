@@ -1,6 +1,5 @@
 #include "ffyolo/train.h"
 
-#include <sched.h>
 #include <torch/torch.h>
 #include <yaml-cpp/yaml.h>
 
@@ -13,6 +12,8 @@
 #include "ffr/env.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/checkpoint.h"
+#include "ffyolo/cpus.h"
+#include "ffyolo/device.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/ema.h"
 #include "ffyolo/grad_scaler.h"
@@ -35,12 +36,6 @@ using ffr::Status;
 
 std::atomic<int> g_stop_requested{0};
 
-int UsableCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 std::string Now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -57,26 +52,6 @@ std::string ResolveConfig(const std::string& name, const std::string& dir) {
   if (fs::exists(shipped)) return shipped;
   if (fs::exists(shipped + ".yaml")) return shipped + ".yaml";
   return name;
-}
-
-Status ParseDevice(const std::string& text, torch::Device* device) {
-  if (text.empty() || text == "cpu") {
-    *device = torch::Device(torch::kCPU);
-    return Status::OK();
-  }
-  int index = 0;
-  try {
-    index = std::stoi(text);
-  } catch (...) {
-    return Status::InvalidArgument("--device '" + text + "': use cpu or a CUDA device index such as 0");
-  }
-  if (!torch::cuda::is_available())
-    return Status::InvalidArgument("--device " + text + ": this LibTorch has no CUDA device available; use --device cpu");
-  if (index < 0 || index >= static_cast<int>(torch::cuda::device_count()))
-    return Status::InvalidArgument("--device " + text + ": only " + std::to_string(torch::cuda::device_count()) +
-                                   " CUDA device(s)");
-  *device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
-  return Status::OK();
 }
 
 // Pinned host memory for the loader's batches, so that copies to the GPU are asynchronous.

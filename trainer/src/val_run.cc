@@ -1,25 +1,20 @@
 #include "ffyolo/val_run.h"
 
-#include <sched.h>
 #include <torch/torch.h>
 
 #include <thread>
 
 #include "ffyolo/checkpoint.h"
+#include "ffyolo/cpus.h"
+#include "ffyolo/device.h"
 #include "ffyolo/model.h"
 
 namespace ffyolo {
 
 ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::vector<std::string>* names) {
   torch::Device device(torch::kCPU);
-  if (o.device != "cpu") {
-    if (!torch::cuda::is_available())
-      return ffr::Status::InvalidArgument("--device " + o.device + ": no CUDA device available; use --device cpu");
-    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(std::stoi(o.device)));
-  }
-  cpu_set_t set;
-  const int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  at::set_num_threads(o.threads > 0 ? o.threads : std::max(1, cpus));
+  FFR_RETURN_IF_ERROR(ParseDevice(o.device, &device));
+  at::set_num_threads(o.threads > 0 ? o.threads : UsableCpus());
   std::unique_ptr<Dataset> dataset;
   FFR_RETURN_IF_ERROR(Dataset::Open(o.data, &dataset));
   std::shared_ptr<YoloModel> model;
