@@ -3,22 +3,22 @@
 # pack it into ffr shards, verify every byte of it, print what it holds, draw a
 # grid of augmented training samples, train YOLOv5n on the CPU for a few epochs
 # and validate the best weights (Ultralytics table + COCO stats).
-# EPOCHS=100 for a longer run.
+# About 17 s an epoch on 2 vCPUs: 25 epochs reach mAP50 > 0.8 (EPOCHS=2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BIN=${BUILD_DIR:-build}/tools
 OUT=${OUT:-runs/demo}
-EPOCHS=${EPOCHS:-5}
+EPOCHS=${EPOCHS:-25}
 mkdir -p "$OUT"
 
-"$BIN/yolo-synth" -o "$OUT/synth" --train 256 --val 64 --seed 0 --force
+"$BIN/yolo-synth" -o "$OUT/synth" --train 1024 --val 64 --min-size 160 --max-size 320 --seed 1 --force
 "$BIN/yolo-pack" "$OUT/synth" -o "$OUT/synth.ffr" --force
 "$BIN/yolo-ffr" verify "$OUT/synth.ffr"
 "$BIN/yolo-ffr" info "$OUT/synth.ffr"
 "$BIN/yolo-ffr" show "$OUT/synth.ffr" --augment -o "$OUT/train_batch0.jpg"
-"$BIN/yolo-train" --data "$OUT/synth.ffr" --cfg yolov5n --img 256 --batch 16 --epochs "$EPOCHS" --workers 2 \
+"$BIN/yolo-train" --data "$OUT/synth.ffr" --cfg yolov5n --img 192 --batch 32 --epochs "$EPOCHS" --workers 2 \
   --project "$OUT/train" --name exp --exist-ok
-"$BIN/yolo-val" --data "$OUT/synth.ffr" --weights "$OUT/train/exp/weights/best.pt" --img 256 \
+"$BIN/yolo-val" --data "$OUT/synth.ffr" --weights "$OUT/train/exp/weights/best.pt" --img 192 \
   --project "$OUT/val" --name exp --exist-ok
 echo "demo: dataset $OUT/synth.ffr, run $OUT/train/exp"
