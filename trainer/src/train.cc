@@ -257,11 +257,10 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
   std::string val_split = opt.val_split;
-  if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) {
-    val_split = loader->split();
-    std::fprintf(stderr, "warning: %s has no validation split; validating on '%s' (as Ultralytics' coco128 does)\n",
-                 opt.data.c_str(), val_split.c_str());
-  }
+  if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) val_split = loader->split();
+  if (val_split == loader->split())
+    std::fprintf(stderr, "warning: %s has no validation split; validating on the training split '%s' (as "
+                 "Ultralytics' coco128 does)\n", opt.data.c_str(), val_split.c_str());
   ValidatorOptions vo;
   vo.split = val_split;
   vo.img_size = opt.img_size;
