@@ -363,6 +363,25 @@ Status Reader::Submit(Request* requests, size_t count) const {
   return status;
 }
 
+Status Reader::Plan(int64_t index, Request* r) const {
+  FFR_RETURN_IF_ERROR(CheckIndex(index));
+  int64_t local;
+  Locate(index, &r->shard, &local);
+  const ShardHeader& h = shards_[r->shard].header;
+  const uint64_t begin = h.offsets[local];
+  r->index = index;
+  r->size = h.sample_size(local);
+  if (options_.direct_io) {
+    r->offset = AlignDown(begin);
+    r->length = AlignUp(begin + r->size) - r->offset;
+    r->required = begin + r->size - r->offset;
+  } else {
+    r->offset = begin;
+    r->length = r->required = r->size;
+  }
+  return Status::OK();
+}
+
 Status Reader::Read(int64_t index, ReadBuffer* buffer, Sample* out) const {
   return ReadBatch(&index, 1, buffer, out);
 }
@@ -371,23 +390,8 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
   std::vector<Request> requests(count);
   uint64_t total = 0;
   for (size_t k = 0; k < count; ++k) {
-    FFR_RETURN_IF_ERROR(CheckIndex(indices[k]));
     Request& r = requests[k];
-    int64_t local;
-    Locate(indices[k], &r.shard, &local);
-    const ShardHeader& h = shards_[r.shard].header;
-    const uint64_t begin = h.offsets[local];
-    const uint64_t size = h.sample_size(local);
-    r.index = indices[k];
-    r.size = size;
-    if (options_.direct_io) {
-      r.offset = AlignDown(begin);
-      r.length = AlignUp(begin + size) - r.offset;
-      r.required = begin + size - r.offset;
-    } else {
-      r.offset = begin;
-      r.length = r.required = size;
-    }
+    FFR_RETURN_IF_ERROR(Plan(indices[k], &r));
     total = AlignUp(total);
     r.dst = reinterpret_cast<uint8_t*>(total);  // a slot offset until the buffer is reserved
     total += r.length;
@@ -412,15 +416,8 @@ Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* cons
   }
   std::vector<Request> requests(count);
   for (size_t k = 0; k < count; ++k) {
-    FFR_RETURN_IF_ERROR(CheckIndex(indices[k]));
-    Request& r = requests[k];
-    int64_t local;
-    Locate(indices[k], &r.shard, &local);
-    const ShardHeader& h = shards_[r.shard].header;
-    r.index = indices[k];
-    r.offset = h.offsets[local];
-    r.length = r.required = r.size = h.sample_size(local);
-    r.dst = dsts[k];
+    FFR_RETURN_IF_ERROR(Plan(indices[k], &requests[k]));
+    requests[k].dst = dsts[k];
   }
   return Submit(requests.data(), count);
 }

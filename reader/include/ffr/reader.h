@@ -84,6 +84,9 @@ class Reader {
   Reader(const ReaderOptions& options, std::vector<std::string> paths);
   Status OpenShards();
   Status CheckIndex(int64_t index) const;
+  // Checks `index` and fills where its bytes are: the sample itself, or its
+  // 4096-aligned superset with direct_io. Leaves r->dst to the caller.
+  Status Plan(int64_t index, Request* r) const;
   Status Submit(Request* requests, size_t count) const;
   Status VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const;
   std::unique_ptr<Ring> AcquireRing() const;
