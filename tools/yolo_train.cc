@@ -1,9 +1,16 @@
 // yolo-train: YOLOv5 training on a packed dataset (Ultralytics' train.py flags).
+// With --nproc N it is also the launcher of N local data-parallel workers
+// (itself, with torchrun's environment); started by torchrun or srun it is one
+// worker (docs/distributed.md).
 #include <CLI/CLI.hpp>
+#include <sched.h>
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
+#include "ffyolo/launcher.h"
+#include "ffyolo/numa_binding.h"
 #include "ffyolo/train.h"
 
 namespace {
@@ -14,6 +21,40 @@ constexpr int kExitStopped = 75;
 void OnStopSignal(int sig) {
   ffyolo::RequestTrainingStop();
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends it at once
+}
+
+// The CPUs this process may run on.
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+// --bind-numa: one binding per local worker (GPU runs: the node of its GPU).
+ffr::Status PlanBindings(int local_world_size, bool cuda, const ffyolo::EnvMap& env,
+                         std::vector<ffyolo::NumaBinding>* plan) {
+  ffyolo::NumaPlanOptions po;
+  po.local_world_size = local_world_size;
+  po.allowed_cpus = AllowedCpus();
+  if (cuda) {
+    po.gpu_pci_ids = ffyolo::ListGpuPciIds(po.sysfs_root, env);
+    if (static_cast<int>(po.gpu_pci_ids.size()) < local_world_size)
+      return ffr::Status::InvalidArgument("--bind-numa: sysfs lists " + std::to_string(po.gpu_pci_ids.size()) +
+                                          " NVIDIA GPU(s) for " + std::to_string(local_world_size) + " workers");
+    po.gpu_pci_ids.resize(local_world_size);
+  }
+  std::string text;
+  FFR_RETURN_IF_ERROR(ffyolo::PlanNumaBinding(po, plan, &text));
+  std::printf("NUMA binding:\n%s", text.c_str());
+  return ffr::Status::OK();
+}
+
+int Fail(const std::string& what, const ffr::Status& s) {
+  std::fprintf(stderr, "yolo-train: %s%s\n", what.c_str(), s.ToString().c_str());
+  return 1;
 }
 
 }  // namespace
@@ -46,7 +87,16 @@ int main(int argc, char** argv) {
   app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");
   app.add_option("--train-split", o.train_split, "Training split (default: train*)");
   app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
-  app.add_option("--threads", o.threads, "Torch threads (default: all usable CPUs)");
+  app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");
+  ffyolo::LaunchFlags launch;
+  app.add_option("--nproc,--nproc-per-node", launch.nproc, "Data-parallel workers to start on this machine");
+  app.add_option("--nnodes", launch.nnodes, "Machines in the job (each runs yolo-train --nproc N)");
+  app.add_option("--node-rank", launch.node_rank, "This machine's index in the job (0 hosts the rendezvous)");
+  app.add_option("--master-addr", launch.master_addr, "Host of node 0 (default: 127.0.0.1 on one node)");
+  app.add_option("--master-port", launch.master_port, "Rendezvous port on node 0 (default: a free port on one node, "
+                 "else 29500)");
+  app.add_flag("--sync-bn", o.sync_bn, "Synchronized BatchNorm over all ranks");
+  app.add_flag("--bind-numa", o.bind_numa, "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)");
   CLI::Option* resume_opt =
       app.add_option("--resume", resume, "Resume from this last.pt (no value: the most recent run)")
           ->expected(0, 1);
@@ -76,6 +126,36 @@ int main(int argc, char** argv) {
   if (o.data.empty() && o.resume.empty()) {
     std::fprintf(stderr, "yolo-train: --data is required (or --resume)\n");
     return 2;
+  }
+
+  const ffyolo::EnvMap env = ffyolo::CurrentEnvironment();
+  ffyolo::LaunchRole role;
+  ffyolo::DistEnv me;
+  ffr::Status launch_status = ffyolo::ResolveLaunch(launch, env, &role, &me);
+  if (!launch_status.ok()) return Fail("", launch_status);
+  const bool cuda = o.device != "cpu";
+  if (role == ffyolo::LaunchRole::kLauncher) {
+    ffyolo::LaunchOptions lo;
+    lo.args.assign(argv, argv + argc);
+    lo.job = me;
+    if (cuda && o.device.find(',') != std::string::npos) setenv("CUDA_VISIBLE_DEVICES", o.device.c_str(), 1);
+    if (o.bind_numa) {
+      ffr::Status s = PlanBindings(me.local_world_size, cuda, ffyolo::CurrentEnvironment(), &lo.bindings);
+      if (!s.ok()) return Fail("", s);
+      setenv("FFYOLO_NUMA_BOUND", "1", 1);  // the workers are bound before they start
+    }
+    std::fflush(stdout);
+    return ffyolo::LaunchWorkers(lo);
+  }
+  o.distributed = role == ffyolo::LaunchRole::kWorker;
+  o.dist = me;
+  if (o.bind_numa && env.count("FFYOLO_NUMA_BOUND") == 0) {
+    // Started by torchrun, srun or by hand: bind first thing, before any thread exists.
+    std::vector<ffyolo::NumaBinding> plan;
+    ffr::Status s = PlanBindings(me.local_world_size, cuda, env, &plan);
+    if (!s.ok()) return Fail("", s);
+    if (const int err = ffyolo::ApplyNumaBinding(plan.at(me.local_rank)); err != 0)
+      return Fail("--bind-numa: ", ffr::Status::FromErrno("binding rank " + std::to_string(me.rank), err));
   }
   for (int sig : {SIGTERM, SIGUSR1, SIGINT}) std::signal(sig, OnStopSignal);
   ffyolo::TrainSummary result;

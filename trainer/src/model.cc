@@ -116,6 +116,11 @@ void YoloModel::Fuse() {
   fused_ = true;
 }
 
+void YoloModel::SetSyncBatchNorm(Communicator* comm) {
+  for (const auto& module : DistinctModules(*this))
+    if (auto* conv = module->as<ConvImpl>()) conv->SetSyncBatchNorm(comm);
+}
+
 ffr::Status BuildModel(const ModelConfig& config, std::shared_ptr<YoloModel>* out) {
   try {
     *out = std::make_shared<YoloModel>(config);

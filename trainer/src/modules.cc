@@ -1,5 +1,7 @@
 #include "ffyolo/modules.h"
 
+#include "ffyolo/sync_batch_norm.h"
+
 #include <torch/nn/functional/upsampling.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/linear.h>
@@ -64,6 +66,7 @@ ConvImpl::ConvImpl(const ConvArgs& args, const torch::nn::AnyModule& act) : args
 
 torch::Tensor ConvImpl::forward(const torch::Tensor& x) {
   if (fused()) return act_.forward(conv->forward(x));
+  if (sync_bn_ && is_training()) return act_.forward(SyncBatchNorm2d(conv->forward(x), *bn, *sync_bn_));
   return act_.forward(bn->forward(conv->forward(x)));
 }
 

@@ -12,11 +12,13 @@
 #include "ffr/env.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/checkpoint.h"
+#include "ffyolo/communicator.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/device.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/ema.h"
 #include "ffyolo/grad_scaler.h"
+#include "ffyolo/gradient_sync.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/loss.h"
@@ -92,6 +94,11 @@ std::string Header() {
   return buf;
 }
 
+std::string ResumeHint(bool main_rank, const std::string& save_dir) {
+  if (!main_rank) return " (rank 0 saved the checkpoint)";
+  return "; continue with --resume " + save_dir + "/weights/last.pt";
+}
+
 }  // namespace
 
 void RequestTrainingStop() { g_stop_requested.store(1); }
@@ -113,7 +120,8 @@ std::string TrainOptions::ToYaml() const {
   e << YAML::Key << "noval" << YAML::Value << noval << YAML::Key << "nosave" << YAML::Value << nosave;
   e << YAML::Key << "train_split" << YAML::Value << train_split << YAML::Key << "val_split" << YAML::Value
     << val_split;
-  e << YAML::Key << "threads" << YAML::Value << threads;
+  e << YAML::Key << "threads" << YAML::Value << threads << YAML::Key << "sync_bn" << YAML::Value << sync_bn;
+  e << YAML::Key << "world_size" << YAML::Value << (distributed ? dist.world_size : 1);
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }
@@ -144,6 +152,7 @@ Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
     o.train_split = n["train_split"].as<std::string>("");
     o.val_split = n["val_split"].as<std::string>("");
     o.threads = n["threads"].as<int>(0);
+    o.sync_bn = n["sync_bn"].as<bool>(false);
     *out = o;
     return Status::OK();
   } catch (const YAML::Exception& e) {
@@ -175,7 +184,9 @@ Status FindLastCheckpoint(const std::string& project, std::string* path) {
   return Status::OK();
 }
 
-Status Train(const TrainOptions& requested, TrainSummary* summary) {
+namespace {
+
+Status TrainProcess(const TrainOptions& requested, TrainSummary* summary) {
   TrainOptions opt = requested;
   CheckpointInfo resumed;
   const bool resuming = !opt.resume.empty();
@@ -184,12 +195,14 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
     FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.resume, &resumed));
     if (resumed.epoch < 0 && resumed.next_batch == 0)
       return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
-    const std::string ckpt = opt.resume;
-    const auto on_batch = opt.on_batch;
     FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
-    opt.resume = ckpt;
-    opt.on_batch = on_batch;
-    save_dir = fs::path(ckpt).parent_path().parent_path().string();
+    // This launch decides where the ranks run; the checkpoint decides everything else.
+    opt.resume = requested.resume;
+    opt.on_batch = requested.on_batch;
+    opt.distributed = requested.distributed;
+    opt.dist = requested.dist;
+    opt.bind_numa = requested.bind_numa;
+    save_dir = fs::path(opt.resume).parent_path().parent_path().string();
   }
 
   Hyp hyp;
@@ -199,33 +212,56 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
     FFR_RETURN_IF_ERROR(Hyp::Load(ResolveConfig(opt.hyp, "hyps"), &hyp));
   if (opt.img_size % 32 != 0) opt.img_size = (opt.img_size + 31) / 32 * 32;  // check_img_size
   if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
+  const int rank = opt.distributed ? opt.dist.rank : 0;
+  const int world = opt.distributed ? opt.dist.world_size : 1;
+  const bool main_rank = rank == 0;
+  if (opt.batch_size % world != 0)
+    return Status::InvalidArgument("--batch " + std::to_string(opt.batch_size) + " is not divisible by the " +
+                                   std::to_string(world) + " ranks (--batch is the total over all ranks)");
 
   torch::Device device(torch::kCPU);
-  FFR_RETURN_IF_ERROR(ParseDevice(opt.device, &device));
+  FFR_RETURN_IF_ERROR(ParseDevice(opt.distributed && opt.device != "cpu" ? std::to_string(opt.dist.local_rank)
+                                                                         : opt.device,
+                                  &device));
   const bool cuda = device.is_cuda();
-  at::set_num_threads(opt.threads > 0 ? opt.threads : UsableCpus());
+  // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
+  const int cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
+  at::set_num_threads(opt.threads > 0 ? opt.threads : cpus);
+  std::unique_ptr<Communicator> comm;
+  if (opt.distributed) {
+    FFR_RETURN_IF_ERROR(Communicator::Create(opt.dist, cuda ? device.index() : -1,
+                                             std::chrono::seconds(opt.dist_timeout_s), &comm));
+    if (main_rank)
+      std::printf("Distributed training: %d ranks over %s (%d node(s), %d per node), batch %d per rank\n", world,
+                  comm->backend(), opt.dist.nnodes, opt.dist.local_world_size, opt.batch_size / world);
+  }
+  // Every rank's answer to "stop now?": the same on all ranks, so all stop at the same step.
+  auto agreed = [&](bool local) { return comm ? comm->AnyRank(local) : local; };
 
   std::unique_ptr<Dataset> dataset;
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
   const int64_t nc = static_cast<int64_t>(dataset->num_classes());
 
-  if (!resuming) save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
-  FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(save_dir + "/weights"));
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(ffr::Env::Default(), save_dir + "/hyp.yaml", hyp.ToYaml()));
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(ffr::Env::Default(), save_dir + "/opt.yaml", opt.ToYaml()));
-  summary->save_dir = save_dir;
+  if (main_rank) {
+    if (!resuming) save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
+    FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(save_dir + "/weights"));
+    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(ffr::Env::Default(), save_dir + "/hyp.yaml", hyp.ToYaml()));
+    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(ffr::Env::Default(), save_dir + "/opt.yaml", opt.ToYaml()));
+    summary->save_dir = save_dir;
+  }
 
-  torch::manual_seed(opt.seed);  // init_seeds(seed + 1 + RANK) with RANK = -1
+  torch::manual_seed(opt.seed + (opt.distributed ? 1 + rank : 0));  // init_seeds(seed + 1 + RANK), RANK -1 alone
   std::string model_yaml = resumed.model_yaml;
   if (!resuming) FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), ResolveModelYaml(opt.cfg), &model_yaml));
   std::shared_ptr<YoloModel> model, ema_model;
   FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, ResolveModelYaml(opt.cfg), nc, &model));
   FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, ResolveModelYaml(opt.cfg), nc, &ema_model));
-  std::printf("%s\n%s\n", LayerTable(*model).c_str(), SummaryLine(*model, opt.img_size).c_str());
+  if (main_rank) std::printf("%s\n%s\n", LayerTable(*model).c_str(), SummaryLine(*model, opt.img_size).c_str());
   if (!opt.weights.empty() && !resuming) {
     int64_t transferred = 0, total = 0;
     FFR_RETURN_IF_ERROR(TransferWeights(opt.weights, model.get(), &transferred, &total));
-    std::printf("Transferred %lld/%lld items from %s\n", static_cast<long long>(transferred),
+    if (main_rank)
+      std::printf("Transferred %lld/%lld items from %s\n", static_cast<long long>(transferred),
                 static_cast<long long>(total), opt.weights.c_str());
   }
   if (!resuming) {
@@ -237,6 +273,19 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   }
   model->to(device);
   ema_model->to(device);
+  std::unique_ptr<GradientSync> gradient_sync;
+  if (comm) {
+    std::vector<torch::Tensor> state = model->parameters();
+    for (const torch::Tensor& b : model->buffers()) state.push_back(b);
+    comm->Broadcast(state, 0);  // every rank starts from rank 0's weights
+    gradient_sync = std::make_unique<GradientSync>(comm.get(), model->parameters());
+    if (opt.sync_bn) {
+      model->SetSyncBatchNorm(comm.get());
+      if (main_rank) std::printf("Using SyncBatchNorm()\n");
+    }
+  } else if (opt.sync_bn) {
+    std::fprintf(stderr, "warning: --sync-bn applies to multi-process training only; ignored\n");
+  }
 
   // Data.
   PinnedAllocator pinned;
@@ -244,10 +293,12 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   lo.split = opt.train_split;
   lo.training = true;
   lo.img_size = opt.img_size;
-  lo.batch_size = opt.batch_size;
+  lo.batch_size = opt.batch_size / world;
+  lo.rank = rank;
+  lo.world_size = world;
   lo.hyp = hyp;
   lo.seed = opt.seed;
-  lo.workers = std::max(1, opt.workers);
+  lo.workers = std::max(1, std::min(opt.workers, cpus));
   lo.allocator = cuda ? &pinned : nullptr;
   int64_t bad_reported = 0;
   lo.on_bad_sample = [&](const std::string& m) {
@@ -258,16 +309,16 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
   std::string val_split = opt.val_split;
   if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) val_split = loader->split();
-  if (val_split == loader->split())
+  if (val_split == loader->split() && main_rank)
     std::fprintf(stderr, "warning: %s has no validation split; validating on the training split '%s' (as "
                  "Ultralytics' coco128 does)\n", opt.data.c_str(), val_split.c_str());
   ValidatorOptions vo;
   vo.split = val_split;
   vo.img_size = opt.img_size;
   vo.batch_size = opt.batch_size * 2;
-  vo.workers = std::max(1, opt.workers);
-  std::unique_ptr<Validator> validator;
-  FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
+  vo.workers = lo.workers;
+  std::unique_ptr<Validator> validator;  // rank 0 validates; the others wait for it
+  if (main_rank) FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
 
   // Optimizer, schedule, loss, EMA.
   const int64_t nb = loader->batches_per_epoch();
@@ -293,7 +344,8 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   param_groups.emplace_back(groups.decayed_weights, sgd(schedule.ScaledWeightDecay(hyp.weight_decay)));
   param_groups.emplace_back(groups.bn_weights, sgd(0.0));
   torch::optim::SGD optimizer(param_groups, torch::optim::SGDOptions(hyp.lr0));
-  std::printf("optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias\n",
+  if (main_rank)
+    std::printf("optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias\n",
               hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(),
               schedule.ScaledWeightDecay(hyp.weight_decay), groups.biases.size());
   ModelEma ema(ema_model, *model);
@@ -312,8 +364,18 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
     scaler.Restore(resumed.loss_scale, resumed.scale_growth_tracker);
     start_epoch = resumed.epoch + 1;
     first_batch = resumed.next_batch;
-    ReadResultsCsv(save_dir + "/results.csv", &results);
-    std::printf("Resuming training from %s at epoch %lld batch %lld of %d epochs\n", opt.resume.c_str(),
+    if (main_rank) ReadResultsCsv(save_dir + "/results.csv", &results);
+    int saved_world = world;
+    try {
+      saved_world = YAML::Load(resumed.opt_yaml)["world_size"].as<int>(1);
+    } catch (const YAML::Exception&) {
+    }
+    if (saved_world != world && main_rank)
+      std::fprintf(stderr, "warning: %s was saved by %d rank(s) and resumes on %d: each rank's share of the "
+                   "epoch changes, so the rest of it is not the exact continuation\n", opt.resume.c_str(),
+                   saved_world, world);
+    if (main_rank)
+      std::printf("Resuming training from %s at epoch %lld batch %lld of %d epochs\n", opt.resume.c_str(),
                 static_cast<long long>(start_epoch), static_cast<long long>(first_batch), opt.epochs);
   }
 
@@ -335,7 +397,8 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
     return SaveCheckpoint(path, info, *model, &ema.model(), &optimizer);
   };
 
-  std::printf("Image sizes %d train, %d val\nUsing %d dataloader workers, %d torch threads\nLogging results to %s\n"
+  if (main_rank)
+    std::printf("Image sizes %d train, %d val\nUsing %d dataloader workers, %d torch threads\nLogging results to %s\n"
               "Starting training for %d epochs...\n",
               opt.img_size, opt.img_size, lo.workers, at::get_num_threads(), save_dir.c_str(), opt.epochs);
   int64_t best_epoch = start_epoch - 1;
@@ -345,13 +408,17 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
     FFR_RETURN_IF_ERROR(loader->Start(epoch, epoch == start_epoch ? first_batch : 0));
     torch::Tensor mloss = torch::zeros({3});
     optimizer.zero_grad();
-    std::printf("\n%s\n", Header().c_str());
-    ProgressBar::Options po;
-    char label[64];
-    std::snprintf(label, sizeof(label), "%11s", (std::to_string(epoch) + "/" + std::to_string(opt.epochs - 1)).c_str());
-    po.label = label;
-    po.total = nb;
-    ProgressBar bar(po);
+    std::unique_ptr<ProgressBar> bar;
+    if (main_rank) {
+      std::printf("\n%s\n", Header().c_str());
+      ProgressBar::Options po;
+      char label[64];
+      std::snprintf(label, sizeof(label), "%11s",
+                    (std::to_string(epoch) + "/" + std::to_string(opt.epochs - 1)).c_str());
+      po.label = label;
+      po.total = nb;
+      bar = std::make_unique<ProgressBar>(po);
+    }
     int64_t i = epoch == start_epoch ? first_batch : 0;
     const int64_t i0 = i;
     while (true) {
@@ -361,7 +428,7 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
       const int64_t ni = i + nb * epoch;
       const Schedule::Step step = schedule.At(ni, epoch);
       for (int g = 0; g < 3; ++g) SetGroup(optimizer.param_groups()[g], step.lr[g], step.momentum);
-      if (epoch == 0 && i == 0) {
+      if (epoch == 0 && i == 0 && main_rank) {
         GridOptions go;
         go.names = dataset->manifest().names;
         WriteJpeg(RenderBatchGrid(*b, go), save_dir + "/train_batch0.jpg");
@@ -377,8 +444,13 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
       DetectOutput out = model->forward(imgs);
       if (cuda) compat::SetCudaAutocast(false);
       LossOutput loss = compute_loss(out.raw, targets);
-      scaler.Scale(loss.total).backward();
-      if (ni - last_opt_step >= step.accumulate) {
+      // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
+      const torch::Tensor total = world > 1 ? loss.total * world : loss.total;
+      const bool update = ni - last_opt_step >= step.accumulate;
+      if (gradient_sync) gradient_sync->Prepare(update);  // accumulation steps do not communicate
+      scaler.Scale(total).backward();
+      if (gradient_sync) gradient_sync->Finish();
+      if (update) {
         scaler.Unscale(optimizer);
         torch::nn::utils::clip_grad_norm_(model->parameters(), 10.0);
         scaler.Step(optimizer);
@@ -393,74 +465,81 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
         const double values[3] = {items[0].item<double>(), items[1].item<double>(), items[2].item<double>()};
         opt.on_batch(epoch, i, values);
       }
-      char post[128];
-      std::snprintf(post, sizeof(post), "%10s%11.4g%11.4g%11.4g%11lld%11d",
-                    cuda ? (std::to_string(0) + "G").c_str() : "0G", mloss[0].item<double>(),
-                    mloss[1].item<double>(), mloss[2].item<double>(), static_cast<long long>(b->num_targets()),
-                    b->width);
-      bar.Update(i + 1, post);
+      if (bar) {
+        char post[128];
+        std::snprintf(post, sizeof(post), "%10s%11.4g%11.4g%11.4g%11lld%11d",
+                      cuda ? (std::to_string(0) + "G").c_str() : "0G", mloss[0].item<double>(),
+                      mloss[1].item<double>(), mloss[2].item<double>(), static_cast<long long>(b->num_targets()),
+                      b->width);
+        bar->Update(i + 1, post);
+      }
       loader->Release(b);
       ++i;
-      // A stop is honoured right after an optimizer step, when no gradient is pending.
-      if (TrainingStopRequested() && last_opt_step == ni && i < nb) {
-        bar.Finish();
-        FFR_RETURN_IF_ERROR(save(save_dir + "/weights/last.pt", epoch - 1, i));
+      // A stop is honoured right after an optimizer step, when no gradient is pending, and by all ranks at once.
+      if (update && i < nb && agreed(TrainingStopRequested())) {
+        if (bar) bar->Finish();
+        if (main_rank) FFR_RETURN_IF_ERROR(save(save_dir + "/weights/last.pt", epoch - 1, i));
+        if (comm) comm->Barrier();  // the checkpoint is complete before any rank exits
         return Status::Aborted("stopped at epoch " + std::to_string(epoch) + " batch " + std::to_string(i) +
-                               "; continue with --resume " + save_dir + "/weights/last.pt");
+                               ResumeHint(main_rank, save_dir));
       }
     }
-    bar.Finish();
-    stop_after_epoch = TrainingStopRequested();
+    if (bar) bar->Finish();
+    stop_after_epoch = agreed(TrainingStopRequested());
 
-    EpochResult r;
-    r.epoch = epoch;
-    r.train_box = mloss[0].item<double>();
-    r.train_obj = mloss[1].item<double>();
-    r.train_cls = mloss[2].item<double>();
-    for (int g = 0; g < 3; ++g) r.lr[g] = GroupLr(optimizer.param_groups()[g]);
-    const bool final_epoch = epoch + 1 == opt.epochs;
-    if (!opt.noval || final_epoch) {
-      ValidationOutput vout;
-      FFR_RETURN_IF_ERROR(validator->Run(ema.model(), &compute_loss, false, &vout));
-      std::printf("%s", FormatValMetricsTable(vout.result.metrics, dataset->manifest().names, false).c_str());
-      r.precision = vout.result.metrics.mp;
-      r.recall = vout.result.metrics.mr;
-      r.map50 = vout.result.metrics.map50;
-      r.map = vout.result.metrics.map;
-      r.val_box = vout.loss[0];
-      r.val_obj = vout.loss[1];
-      r.val_cls = vout.loss[2];
+    bool stop_early = false;
+    if (main_rank) {
+      EpochResult r;
+      r.epoch = epoch;
+      r.train_box = mloss[0].item<double>();
+      r.train_obj = mloss[1].item<double>();
+      r.train_cls = mloss[2].item<double>();
+      for (int g = 0; g < 3; ++g) r.lr[g] = GroupLr(optimizer.param_groups()[g]);
+      const bool final_epoch = epoch + 1 == opt.epochs;
+      if (!opt.noval || final_epoch) {
+        ValidationOutput vout;
+        FFR_RETURN_IF_ERROR(validator->Run(ema.model(), &compute_loss, false, &vout));
+        std::printf("%s", FormatValMetricsTable(vout.result.metrics, dataset->manifest().names, false).c_str());
+        r.precision = vout.result.metrics.mp;
+        r.recall = vout.result.metrics.mr;
+        r.map50 = vout.result.metrics.map50;
+        r.map = vout.result.metrics.map;
+        r.val_box = vout.loss[0];
+        r.val_obj = vout.loss[1];
+        r.val_cls = vout.loss[2];
+      }
+      const double fitness = Fitness(r.map50, r.map);
+      results.push_back(r);
+      FFR_RETURN_IF_ERROR(WriteResultsCsv(save_dir + "/results.csv", results));
+      std::string plot;
+      PlotResults(results, save_dir + "/results.png", &plot);
+      if (fitness >= best_fitness) {  // v7.0's EarlyStopping and best.pt use >=
+        best_fitness = fitness;
+        best_epoch = epoch;
+      }
+      if (!opt.nosave || final_epoch) {
+        FFR_RETURN_IF_ERROR(save(save_dir + "/weights/last.pt", epoch));
+        if (best_epoch == epoch) FFR_RETURN_IF_ERROR(save(save_dir + "/weights/best.pt", epoch));
+        if (opt.save_period > 0 && epoch % opt.save_period == 0)
+          FFR_RETURN_IF_ERROR(save(save_dir + "/weights/epoch" + std::to_string(epoch) + ".pt", epoch));
+      }
+      stop_early = epoch - best_epoch >= opt.patience;
+      if (stop_early)
+        std::printf("Stopping training early as no improvement observed in last %d epochs. Best results observed "
+                    "at epoch %lld\n", opt.patience, static_cast<long long>(best_epoch));
     }
-    const double fitness = Fitness(r.map50, r.map);
-    results.push_back(r);
-    FFR_RETURN_IF_ERROR(WriteResultsCsv(save_dir + "/results.csv", results));
-    std::string plot;
-    PlotResults(results, save_dir + "/results.png", &plot);
-    if (fitness >= best_fitness) {  // v7.0's EarlyStopping and best.pt use >=
-      best_fitness = fitness;
-      best_epoch = epoch;
-    }
-    if (!opt.nosave || final_epoch) {
-      FFR_RETURN_IF_ERROR(save(save_dir + "/weights/last.pt", epoch));
-      if (best_epoch == epoch) FFR_RETURN_IF_ERROR(save(save_dir + "/weights/best.pt", epoch));
-      if (opt.save_period > 0 && epoch % opt.save_period == 0)
-        FFR_RETURN_IF_ERROR(save(save_dir + "/weights/epoch" + std::to_string(epoch) + ".pt", epoch));
-    }
+    stop_early = agreed(stop_early);  // the other ranks wait here while rank 0 validates and saves
     summary->epochs_run++;
     if (stop_after_epoch)
-      return Status::Aborted("stopped after epoch " + std::to_string(epoch) + "; continue with --resume " + save_dir +
-                             "/weights/last.pt");
-    if (epoch - best_epoch >= opt.patience) {
-      std::printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at "
-                  "epoch %lld\n", opt.patience, static_cast<long long>(best_epoch));
-      break;
-    }
+      return Status::Aborted("stopped after epoch " + std::to_string(epoch) + ResumeHint(main_rank, save_dir));
+    if (stop_early) break;
   }
+  if (loader->bad_samples() > 0)
+    std::fprintf(stderr, "warning: rank %d: %lld corrupt sample reads were replaced during training\n", rank,
+                 static_cast<long long>(loader->bad_samples()));
+  if (!main_rank) return Status::OK();  // rank 0 alone runs the final validation
   summary->results = results;
   summary->best_fitness = best_fitness;
-  if (loader->bad_samples() > 0)
-    std::fprintf(stderr, "warning: %lld corrupt sample reads were replaced during training\n",
-                 static_cast<long long>(loader->bad_samples()));
 
   // Final: best.pt (EMA weights) validated with IoU 0.65 and the full report, as train.py does for COCO.
   const std::string best = save_dir + "/weights/best.pt";
@@ -485,6 +564,18 @@ Status Train(const TrainOptions& requested, TrainSummary* summary) {
   }
   std::printf("Results saved to %s\n", save_dir.c_str());
   return Status::OK();
+}
+
+}  // namespace
+
+Status Train(const TrainOptions& options, TrainSummary* summary) {
+  try {
+    return TrainProcess(options, summary);
+  } catch (const c10::Error& e) {  // a failed collective or a LibTorch error
+    return Status::IOError(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Status::IOError(e.what());
+  }
 }
 
 }  // namespace ffyolo

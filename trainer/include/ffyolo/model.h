@@ -35,6 +35,8 @@ class YoloModel : public torch::nn::Module {
   // Folds every BatchNorm into its conv (evaluation and export only).
   void Fuse();
   bool fused() const { return fused_; }
+  // Every BatchNorm normalizes with the job's global batch statistics in training (--sync-bn); nullptr: off.
+  void SetSyncBatchNorm(Communicator* comm);
 
   const ModelConfig& config() const { return config_; }
   int64_t nc() const { return config_.nc; }

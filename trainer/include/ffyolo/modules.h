@@ -20,6 +20,8 @@
 
 namespace ffyolo {
 
+class Communicator;
+
 // Work of one forward pass, counted the way thop >= 0.1 counts it (the GFLOPs
 // of Ultralytics' summary): conv multiply-accumulates without bias, 4 ops per
 // BatchNorm element (normalize + affine), 1 per nearest-upsampled output
@@ -65,6 +67,8 @@ class ConvImpl : public torch::nn::Module, public RowModule {
   // forward becomes act(conv(x)).
   void Fuse();
   bool fused() const { return bn.is_empty(); }
+  // In training, normalize with the statistics of the whole job's batch (--sync-bn); nullptr: this rank's.
+  void SetSyncBatchNorm(Communicator* comm) { sync_bn_ = comm; }
 
   torch::nn::Conv2d conv{nullptr};
   torch::nn::BatchNorm2d bn{nullptr};  // empty once fused
@@ -72,6 +76,7 @@ class ConvImpl : public torch::nn::Module, public RowModule {
  private:
   ConvArgs args_;
   torch::nn::AnyModule act_;
+  Communicator* sync_bn_ = nullptr;
 };
 TORCH_MODULE(Conv);
 

@@ -3,7 +3,18 @@
 #pragma once
 
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
+
+// Gloo's headers ship with Debian (libgloo-dev) but not in the pip wheels.
+#if defined(USE_C10D_GLOO) && __has_include(<gloo/algorithm.h>)
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#define FFYOLO_HAVE_GLOO 1
+#endif
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace ffyolo::compat {
 
@@ -20,5 +31,14 @@ inline void SetCudaAutocast(bool enabled) {
 #endif
   if (!enabled) at::autocast::clear_cache();
 }
+
+// ProcessGroupNCCL and ProcessGroupGloo derive from c10d::ProcessGroup in 1.13
+// and from c10d::Backend (a ProcessGroup being a dispatching wrapper) in 2.x;
+// their collectives have the same signatures in both.
+#if TORCH_VERSION_MAJOR >= 2
+using CommBackend = c10d::Backend;
+#else
+using CommBackend = c10d::ProcessGroup;
+#endif
 
 }  // namespace ffyolo::compat

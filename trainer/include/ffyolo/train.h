@@ -1,5 +1,5 @@
-// Train: YOLOv5 v7.0's train.py in C++ for one process (CPU or one GPU):
-// model from its YAML, SGD with three parameter groups, warmup and a linear or
+// Train: YOLOv5 v7.0's train.py in C++, in one process (CPU or one GPU) or as
+// one rank of a data-parallel job (docs/distributed.md): model from its YAML, SGD with three parameter groups, warmup and a linear or
 // cosine schedule, gradient accumulation to a nominal batch of 64, EMA,
 // gradient clipping, AMP on CUDA, validation every epoch, checkpoints, and the
 // run directory Ultralytics users know (runs/train/expN/ with weights/last.pt
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ffr/status.h"
+#include "ffyolo/dist_env.h"
 #include "ffyolo/results.h"
 
 namespace ffyolo {
@@ -37,7 +38,14 @@ struct TrainOptions {
   bool noval = false;                     // validate only the final epoch
   bool nosave = false;                    // save only the final checkpoint
   std::string train_split, val_split;     // "" = train* / val* (the training split when there is no other)
-  int threads = 0;                        // torch intra-op threads (0: all usable CPUs)
+  int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
+  // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
+  // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
+  bool distributed = false;
+  DistEnv dist;
+  bool sync_bn = false;                   // BatchNorm statistics over the whole job's batch
+  bool bind_numa = false;                 // the process is bound to its NUMA node's CPUs (it owns them)
+  int dist_timeout_s = 1800;              // longest wait in a collective (rank 0 validates meanwhile)
   // Resume: the last.pt to continue ("" = not resuming). Its saved options win.
   std::string resume;
   // After every batch: epoch, batch, and its loss items (box, obj, cls). For tests and monitors.
