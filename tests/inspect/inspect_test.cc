@@ -61,29 +61,19 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-class InspectTest : public ::testing::Test {
+class InspectTest : public testing::PackedCoco128Test {
  protected:
-  static void SetUpTestSuite() {
-    if (SharedPath("data/coco128").empty()) return;
-    scratch_ = new ScratchDir("packed");
-    packed_ = testing::PackCoco128(scratch_->path());
-  }
-  static void TearDownTestSuite() {
-    delete scratch_;
-    scratch_ = nullptr;
-  }
-
   void SetUp() override {
-    FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
-    ASSERT_FALSE(packed_.empty());
-    ASSERT_TRUE(Dataset::Open(packed_, &dataset_).ok());
+    PackedCoco128Test::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(Dataset::Open(packed(), &dataset_).ok());
   }
 
   // A fresh copy of the packed dataset that the test may damage.
   std::string Copy() {
     copy_.reset(new ScratchDir("copy"));
     const std::string path = *copy_ / "coco128.ffr";
-    testing::CopyTree(packed_, path);
+    testing::CopyTree(packed(), path);
     return path;
   }
   std::string Shard(const std::string& dataset, size_t k) const {
@@ -110,14 +100,9 @@ class InspectTest : public ::testing::Test {
     return out;
   }
 
-  static ScratchDir* scratch_;
-  static std::string packed_;
   std::unique_ptr<Dataset> dataset_;
   std::unique_ptr<ScratchDir> copy_;
 };
-
-ScratchDir* InspectTest::scratch_ = nullptr;
-std::string InspectTest::packed_;
 
 // ---- info
 
@@ -188,7 +173,7 @@ TEST_F(InspectTest, InfoJsonAndTextCarryTheSameNumbers) {
 // ---- verify
 
 TEST_F(InspectTest, VerifyPassesTheCleanDataset) {
-  const VerifyReport report = Verify(packed_);
+  const VerifyReport report = Verify(packed());
   EXPECT_TRUE(report.ok()) << Problems(report);
   EXPECT_EQ(report.samples, 128);
   EXPECT_EQ(report.images, 128);
@@ -204,7 +189,7 @@ TEST_F(InspectTest, VerifyPassesTheCleanDataset) {
     last_done = done;
     total = all;
   };
-  const VerifyReport decoded = Verify(packed_, decode);
+  const VerifyReport decoded = Verify(packed(), decode);
   EXPECT_TRUE(decoded.ok()) << Problems(decoded);
   EXPECT_EQ(last_done, 128);
   EXPECT_EQ(total, 128);
@@ -341,7 +326,7 @@ TEST_F(InspectTest, VerifyRefusesAnUnknownSplit) {
   VerifyOptions options;
   options.splits = {"val2017"};
   VerifyReport report;
-  const Status s = VerifyDataset(packed_, options, &report);
+  const Status s = VerifyDataset(packed(), options, &report);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("val2017"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find(kCocoSplit), std::string::npos) << s.message();

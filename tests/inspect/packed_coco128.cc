@@ -26,6 +26,26 @@ std::string PackCoco128(const std::string& dir) {
   return s.ok() ? options.output : "";
 }
 
+ScratchDir* PackedCoco128Test::scratch_ = nullptr;
+std::string PackedCoco128Test::packed_;
+
+void PackedCoco128Test::SetUpTestSuite() {
+  if (SharedPath("data/coco128").empty()) return;
+  scratch_ = new ScratchDir("packed");
+  packed_ = PackCoco128(scratch_->path());
+}
+
+void PackedCoco128Test::TearDownTestSuite() {
+  delete scratch_;
+  scratch_ = nullptr;
+  packed_.clear();
+}
+
+void PackedCoco128Test::SetUp() {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ASSERT_FALSE(packed_.empty()) << "packing coco128 failed";
+}
+
 void CopyTree(const std::string& from, const std::string& to) {
   fs::copy(from, to, fs::copy_options::recursive);
 }

@@ -1,10 +1,13 @@
 // A packed coco128 for the yolo-ffr tests, and ways to damage copies of it.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 
 #include "ffr/format.h"
+#include "testing/test_env.h"
 
 namespace ffyolo::testing {
 
@@ -13,6 +16,22 @@ inline constexpr char kCocoSplit[] = "train2017";
 // Packs ../shared/data/coco128 (official JSON) into <dir>/coco128.ffr with 3
 // shards and returns that path; "" (with a gtest failure) when packing fails.
 std::string PackCoco128(const std::string& dir);
+
+// A fixture packing coco128 once per test suite. Tests skip when ../shared is
+// absent and fail when packing failed.
+class PackedCoco128Test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+
+  // The packed dataset; tests must not change it (damage a CopyTree copy).
+  static const std::string& packed() { return packed_; }
+
+ private:
+  static ScratchDir* scratch_;
+  static std::string packed_;
+};
 
 // Copies a dataset directory tree.
 void CopyTree(const std::string& from, const std::string& to);

@@ -32,21 +32,11 @@ struct RunResult {
   }
 };
 
-class YoloFfrTest : public ::testing::Test {
+class YoloFfrTest : public testing::PackedCoco128Test {
  protected:
-  static void SetUpTestSuite() {
-    if (SharedPath("data/coco128").empty()) return;
-    scratch_ = new ScratchDir("packed");
-    packed_ = testing::PackCoco128(scratch_->path());
-  }
-  static void TearDownTestSuite() {
-    delete scratch_;
-    scratch_ = nullptr;
-  }
-
   void SetUp() override {
-    FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
-    ASSERT_FALSE(packed_.empty());
+    PackedCoco128Test::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     work_.reset(new ScratchDir("work"));
   }
 
@@ -65,16 +55,11 @@ class YoloFfrTest : public ::testing::Test {
     return r;
   }
 
-  static ScratchDir* scratch_;
-  static std::string packed_;
   std::unique_ptr<ScratchDir> work_;
 };
 
-ScratchDir* YoloFfrTest::scratch_ = nullptr;
-std::string YoloFfrTest::packed_;
-
 TEST_F(YoloFfrTest, InfoJson) {
-  const RunResult r = Run("info --json " + packed_);
+  const RunResult r = Run("info --json " + packed());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
   EXPECT_EQ(json["splits"][0]["samples"], 128);
@@ -82,13 +67,13 @@ TEST_F(YoloFfrTest, InfoJson) {
 }
 
 TEST_F(YoloFfrTest, VerifyExitStatus) {
-  const RunResult clean = Run("verify --workers 2 " + packed_);
+  const RunResult clean = Run("verify --workers 2 " + packed());
   EXPECT_EQ(clean.status, 0) << clean.out << clean.err;
   EXPECT_NE(clean.out.find("verified 128 of 128 samples"), std::string::npos) << clean.out;
   EXPECT_NE(clean.out.find(": OK"), std::string::npos) << clean.out;
 
   const std::string copy = *work_ / "coco128.ffr";
-  testing::CopyTree(packed_, copy);
+  testing::CopyTree(packed(), copy);
   const std::string shard = copy + "/" + kCocoSplit + "/PART_00001.ffr";
   const ffr::ShardHeader header = testing::ReadShardHeader(shard);
   testing::FlipByte(shard, header.offsets[2] + header.sample_size(2) / 2);
@@ -106,40 +91,40 @@ TEST_F(YoloFfrTest, VerifyExitStatus) {
 
 TEST_F(YoloFfrTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(Run("").status, 2);
-  EXPECT_EQ(Run("frobnicate " + packed_).status, 2);
-  EXPECT_EQ(Run("verify --no-such-flag " + packed_).status, 2);
-  EXPECT_EQ(Run("verify --no-images --decode " + packed_).status, 2);
-  EXPECT_EQ(Run("cat " + packed_).status, 2);
-  EXPECT_EQ(Run("cat " + packed_ + " 3 --by-id 9").status, 2);
-  EXPECT_EQ(Run("extract " + packed_ + " 3").status, 2);
+  EXPECT_EQ(Run("frobnicate " + packed()).status, 2);
+  EXPECT_EQ(Run("verify --no-such-flag " + packed()).status, 2);
+  EXPECT_EQ(Run("verify --no-images --decode " + packed()).status, 2);
+  EXPECT_EQ(Run("cat " + packed()).status, 2);
+  EXPECT_EQ(Run("cat " + packed() + " 3 --by-id 9").status, 2);
+  EXPECT_EQ(Run("extract " + packed() + " 3").status, 2);
   EXPECT_EQ(Run("--help").status, 0);
 }
 
 TEST_F(YoloFfrTest, LsPrintsOneLinePerSample) {
-  const RunResult all = Run("ls " + packed_);
+  const RunResult all = Run("ls " + packed());
   ASSERT_EQ(all.status, 0) << all.err;
   EXPECT_EQ(all.lines(), 128u);
-  const RunResult some = Run("ls " + packed_ + " --split " + kCocoSplit + " --limit 5");
+  const RunResult some = Run("ls " + packed() + " --split " + kCocoSplit + " --limit 5");
   ASSERT_EQ(some.status, 0) << some.err;
   EXPECT_EQ(some.lines(), 5u);
   EXPECT_EQ(all.out.rfind(some.out, 0), 0u);
-  const RunResult wrong = Run("ls " + packed_ + " --split val2017");
+  const RunResult wrong = Run("ls " + packed() + " --split val2017");
   EXPECT_EQ(wrong.status, 1);
   EXPECT_NE(wrong.err.find("val2017"), std::string::npos) << wrong.err;
 }
 
 TEST_F(YoloFfrTest, CatAndExtract) {
-  const RunResult by_id = Run("cat " + packed_ + " --by-id 9");
+  const RunResult by_id = Run("cat " + packed() + " --by-id 9");
   ASSERT_EQ(by_id.status, 0) << by_id.err;
   EXPECT_NE(by_id.out.find("000000000009.jpg"), std::string::npos) << by_id.out;
-  const RunResult by_index = Run("cat " + packed_ + " 0");
+  const RunResult by_index = Run("cat " + packed() + " 0");
   EXPECT_EQ(by_index.out, by_id.out);  // image 9 comes first
-  const RunResult out_of_range = Run("cat " + packed_ + " 500");
+  const RunResult out_of_range = Run("cat " + packed() + " 500");
   EXPECT_EQ(out_of_range.status, 1);
   EXPECT_EQ(out_of_range.err.rfind("yolo-ffr: ", 0), 0u) << out_of_range.err;
 
   const std::string dir = *work_ / "extracted";
-  const RunResult extract = Run("extract " + packed_ + " 0 5 -o " + dir);
+  const RunResult extract = Run("extract " + packed() + " 0 5 -o " + dir);
   ASSERT_EQ(extract.status, 0) << extract.err;
   EXPECT_EQ(extract.lines(), 2u);
   EXPECT_EQ(ReadFileToString(dir + "/000000000009.jpg"),
