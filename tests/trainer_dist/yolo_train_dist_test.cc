@@ -1,4 +1,4 @@
-// yolo-train --nproc 2 end to end (two Gloo ranks on CPU): it trains to the
+// yolo-train --nproc 2 --sync-bn end to end (two Gloo ranks on CPU): it trains to the
 // end; a signal to one worker stops every rank at the same step with a
 // resumable checkpoint, and the resumed job ends with exactly the weights of
 // an uninterrupted one; a killed worker brings the whole job down quickly.
@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,7 +104,7 @@ class Job {
 std::vector<std::string> Args(const std::string& project, int epochs) {
   return {"--data", testing::PackedSyntheticDataset(32, 8), "--cfg", "yolov5n", "--img", "64", "--batch", "4",
           "--epochs", std::to_string(epochs), "--workers", "1", "--threads", "1", "--noval", "--project", project,
-          "--nproc", "2"};
+          "--nproc", "2", "--sync-bn"};
 }
 
 // Waits until rank 0 has trained its first batch (it writes train_batch0.jpg then).
@@ -134,6 +135,7 @@ TEST(YoloTrainDistTest, SignalToOneWorkerStopsAllAndTheResumeIsExact) {
   ASSERT_EQ(full.Wait(std::chrono::seconds(600)), 0) << full.Log();
   const std::string log = full.Log();
   EXPECT_NE(log.find("Distributed training: 2 ranks over gloo"), std::string::npos) << log;
+  EXPECT_NE(log.find("Using SyncBatchNorm()"), std::string::npos) << log;
   for (const char* f : {"weights/last.pt", "weights/best.pt", "results.csv", "train_batch0.jpg"})
     EXPECT_TRUE(fs::exists(dir / ("full/exp/" + std::string(f)))) << f;
 
@@ -169,6 +171,16 @@ TEST(YoloTrainDistTest, AKilledWorkerEndsTheJobQuickly) {
   EXPECT_NE(status, 0) << job.Log();
   EXPECT_LT(seconds, 20) << job.Log();
   EXPECT_LT(job.Worker(0), 0) << "rank 0 outlived the job";
+}
+
+TEST(YoloTrainDistTest, ABatchThatDoesNotDivideIsRefused) {
+  testing::ScratchDir dir("yolo_train_divide");
+  std::vector<std::string> args = Args(dir / "runs", 1);
+  *(std::find(args.begin(), args.end(), "--nproc") + 1) = "3";  // with --batch 4
+  Job job(args, dir / "job.log");
+  const int status = job.Wait(std::chrono::seconds(120));
+  EXPECT_EQ(status, 1) << job.Log();
+  EXPECT_NE(job.Log().find("--batch 4 is not divisible by the 3 ranks"), std::string::npos) << job.Log();
 }
 
 }  // namespace
