@@ -12,6 +12,9 @@
 //   cpu   memcpy and CRC-32 of the same bytes from memory: the warm limits.
 // Methods: io_uring_read (Reader::Read), io_uring_batch (Reader::ReadBatch of
 // qd random samples), io_uring_seq (ReadBatch of qd consecutive samples),
+// mmap_batch_into (warm: ReadBatchInto of qd random samples with the mmap
+// backend, the same bytes in caller memory as io_uring_batch), mmap_batch
+// (warm, with CRC: views of the page cache, every byte checksummed),
 // pread_rand / pread_seq (a plain pread loop on the shards), files (open, read,
 // close one file per sample). Rates use wall time; CPU time is the process's.
 #include <benchmark/benchmark.h>
@@ -205,9 +208,9 @@ void Prewarm(const Dataset& ds) {
 // The samples a case draws from: the warm set, or everything when cold.
 int64_t Population(const Dataset& ds, bool cold) { return cold ? ds.count() : ds.warm_count(); }
 
-std::unique_ptr<ffr::Reader> OpenReader(const Dataset& ds, bool cold, unsigned qd, bool crc) {
+std::unique_ptr<ffr::Reader> OpenReader(const Dataset& ds, ffr::IoBackend backend, bool cold, unsigned qd, bool crc) {
   ffr::ReaderOptions options;
-  options.backend = ffr::IoBackend::kIoUring;
+  options.backend = backend;
   options.direct_io = cold;
   options.verify_checksums = crc;
   options.queue_depth = qd;
@@ -231,23 +234,31 @@ void SetRates(benchmark::State& state, const Dataset& ds, uint64_t items, uint64
 }
 
 enum class Pattern {
-  kRead,   // Reader::Read of one random sample
-  kBatch,  // Reader::ReadBatch of qd random samples
-  kScan,   // Reader::ReadBatch of qd consecutive samples
+  kRead,       // Reader::Read of one random sample
+  kBatch,      // Reader::ReadBatch of qd random samples
+  kScan,       // Reader::ReadBatch of qd consecutive samples
+  kBatchInto,  // Reader::ReadBatchInto of qd random samples
 };
 
-void BM_Reader(benchmark::State& state, const Dataset* ds, bool cold, Pattern pattern, unsigned qd, bool crc) {
+void BM_Reader(benchmark::State& state, const Dataset* ds, ffr::IoBackend backend, bool cold, Pattern pattern,
+               unsigned qd, bool crc) {
   if (!cold) Prewarm(*ds);
-  const std::unique_ptr<ffr::Reader> reader = OpenReader(*ds, cold, qd, crc);
+  const std::unique_ptr<ffr::Reader> reader = OpenReader(*ds, backend, cold, qd, crc);
   const int64_t population = Population(*ds, cold);
   std::mt19937_64 rng(NewSeed());
   std::uniform_int_distribution<int64_t> pick(0, population - 1);
   std::vector<int64_t> indices(qd);
   std::vector<ffr::Sample> samples(qd);
   ffr::ReadBuffer buffer;
+  std::vector<uint8_t*> dsts(qd);  // kBatchInto: qd slots of one buffer
+  if (pattern == Pattern::kBatchInto) {
+    uint8_t* base = buffer.Reserve(uint64_t{qd} * ds->size());
+    for (unsigned k = 0; k < qd; ++k) dsts[k] = base + uint64_t{k} * ds->size();
+  }
   // One untimed batch first: it faults the buffer in.
   for (int64_t& i : indices) i = pick(rng);
-  CheckOk(reader->ReadBatch(indices.data(), qd, &buffer, samples.data()));
+  CheckOk(pattern == Pattern::kBatchInto ? reader->ReadBatchInto(indices.data(), qd, dsts.data())
+                                         : reader->ReadBatch(indices.data(), qd, &buffer, samples.data()));
   int64_t cursor = 0;
   uint64_t items = 0, io_bytes = 0;
   for (auto _ : state) {
@@ -256,9 +267,9 @@ void BM_Reader(benchmark::State& state, const Dataset* ds, bool cold, Pattern pa
       cursor = (cursor + 1) % population;
       if (cold) io_bytes += DirectBytes(*ds, i);
     }
-    const ffr::Status s = pattern == Pattern::kRead
-                              ? reader->Read(indices[0], &buffer, &samples[0])
-                              : reader->ReadBatch(indices.data(), qd, &buffer, samples.data());
+    const ffr::Status s = pattern == Pattern::kRead        ? reader->Read(indices[0], &buffer, &samples[0])
+                          : pattern == Pattern::kBatchInto ? reader->ReadBatchInto(indices.data(), qd, dsts.data())
+                                                           : reader->ReadBatch(indices.data(), qd, &buffer, samples.data());
     if (!s.ok()) {
       state.SkipWithError(s.ToString().c_str());
       break;
@@ -397,19 +408,27 @@ void RegisterCases(const Dataset* ds, uint64_t warm_bytes) {
   for (const bool cold : {false, true}) {
     const char* mode = cold ? "cold" : "warm";
     add(CaseName(mode, "io_uring_read", *ds, 1, false),
-        [=](benchmark::State& st) { BM_Reader(st, ds, cold, Pattern::kRead, 1, false); });
+        [=](benchmark::State& st) { BM_Reader(st, ds, ffr::IoBackend::kIoUring, cold, Pattern::kRead, 1, false); });
     for (const unsigned qd : kQueueDepths) {
       // Each warm batch right after its memcpy reference, so that the pair sees the same machine load.
       if (!cold)
         add(CaseName("cpu", "memcpy", *ds, qd, false),
             [=](benchmark::State& st) { BM_Memory(st, ds, warm_bytes, qd, false); });
       add(CaseName(mode, "io_uring_batch", *ds, qd, false),
-          [=](benchmark::State& st) { BM_Reader(st, ds, cold, Pattern::kBatch, qd, false); });
+          [=](benchmark::State& st) { BM_Reader(st, ds, ffr::IoBackend::kIoUring, cold, Pattern::kBatch, qd, false); });
+      if (!cold)
+        add(CaseName(mode, "mmap_batch_into", *ds, qd, false), [=](benchmark::State& st) {
+          BM_Reader(st, ds, ffr::IoBackend::kMmap, false, Pattern::kBatchInto, qd, false);
+        });
     }
+    if (!cold)
+      add(CaseName(mode, "mmap_batch", *ds, kScanBatch, true), [=](benchmark::State& st) {
+        BM_Reader(st, ds, ffr::IoBackend::kMmap, false, Pattern::kBatch, kScanBatch, true);
+      });
     add(CaseName(mode, "io_uring_batch", *ds, kScanBatch, true),
-        [=](benchmark::State& st) { BM_Reader(st, ds, cold, Pattern::kBatch, kScanBatch, true); });
+        [=](benchmark::State& st) { BM_Reader(st, ds, ffr::IoBackend::kIoUring, cold, Pattern::kBatch, kScanBatch, true); });
     add(CaseName(mode, "io_uring_seq", *ds, kScanBatch, false),
-        [=](benchmark::State& st) { BM_Reader(st, ds, cold, Pattern::kScan, kScanBatch, false); });
+        [=](benchmark::State& st) { BM_Reader(st, ds, ffr::IoBackend::kIoUring, cold, Pattern::kScan, kScanBatch, false); });
     add(CaseName(mode, "pread_rand", *ds, 1, false), [=](benchmark::State& st) { BM_Pread(st, ds, cold, false); });
     add(CaseName(mode, "pread_seq", *ds, 1, false), [=](benchmark::State& st) { BM_Pread(st, ds, cold, true); });
     add(CaseName(mode, "files", *ds, 1, false), [=](benchmark::State& st) { BM_Files(st, ds, cold); });

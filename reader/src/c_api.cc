@@ -33,7 +33,8 @@ static_assert(FFR_NOT_FOUND == static_cast<int>(Status::Code::kNotFound) &&
               "ffr_code must mirror ffr::Status::Code");
 static_assert(FFR_BACKEND_AUTO == static_cast<int>(ffr::IoBackend::kAuto) &&
                   FFR_BACKEND_IO_URING == static_cast<int>(ffr::IoBackend::kIoUring) &&
-                  FFR_BACKEND_PREAD == static_cast<int>(ffr::IoBackend::kPread),
+                  FFR_BACKEND_PREAD == static_cast<int>(ffr::IoBackend::kPread) &&
+                  FFR_BACKEND_MMAP == static_cast<int>(ffr::IoBackend::kMmap),
               "ffr_backend must mirror ffr::IoBackend");
 
 thread_local std::string last_error;
@@ -108,7 +109,7 @@ int ffr_reader_open(const char* path, const ffr_reader_options* options, ffr_rea
     if (path == nullptr || out == nullptr) return Status::InvalidArgument("ffr_reader_open: NULL path or out");
     ffr::ReaderOptions opts;
     if (options != nullptr) {
-      if (options->backend < FFR_BACKEND_AUTO || options->backend > FFR_BACKEND_PREAD)
+      if (options->backend < FFR_BACKEND_AUTO || options->backend > FFR_BACKEND_MMAP)
         return Status::InvalidArgument(std::string(path) + ": unknown backend " + std::to_string(options->backend));
       opts.backend = static_cast<ffr::IoBackend>(options->backend);
       opts.direct_io = options->direct_io != 0;

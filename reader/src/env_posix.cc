@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,6 +109,15 @@ Status Env::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, co
 }
 
 void Env::CloseFile(int fd) { ::close(fd); }
+
+Status Env::MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) {
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
+  *addr = static_cast<const uint8_t*>(p);
+  return Status::OK();
+}
+
+void Env::UnmapFile(const uint8_t* addr, uint64_t size) { ::munmap(const_cast<uint8_t*>(addr), size); }
 
 Status Env::NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

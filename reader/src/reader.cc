@@ -29,6 +29,7 @@ const char* IoBackendName(IoBackend backend) {
     case IoBackend::kAuto: return "auto";
     case IoBackend::kIoUring: return "io_uring";
     case IoBackend::kPread: return "pread";
+    case IoBackend::kMmap: return "mmap";
   }
   return "unknown";
 }
@@ -37,6 +38,7 @@ struct Reader::Shard {
   std::string path;
   int fd = -1;  // O_DIRECT when options.direct_io
   uint64_t file_size = 0;
+  const uint8_t* map = nullptr;  // the whole file, with IoBackend::kMmap
   ShardHeader header;
 };
 
@@ -103,8 +105,10 @@ Reader::Reader(const ReaderOptions& options, std::vector<std::string> paths)
 
 Reader::~Reader() {
   rings_->free.clear();
-  for (Shard& s : shards_)
+  for (Shard& s : shards_) {
+    if (s.map) env_->UnmapFile(s.map, s.file_size);
     if (s.fd >= 0) env_->CloseFile(s.fd);
+  }
 }
 
 Status Reader::Open(const std::string& path, const ReaderOptions& options, std::unique_ptr<Reader>* out) {
@@ -132,6 +136,9 @@ Status Reader::Open(const std::vector<std::string>& shards, const ReaderOptions&
 }
 
 Status Reader::OpenShards() {
+  if (options_.backend == IoBackend::kMmap && options_.direct_io)
+    return Status::InvalidArgument("the mmap backend reads through the page cache; it cannot be combined with "
+                                   "direct I/O");
   shards_.resize(paths_.size());
   starts_.assign(1, 0);
   std::vector<uint8_t> prefix(kShardPrefixSize);
@@ -167,13 +174,14 @@ Status Reader::OpenShards() {
     env_->CloseFile(fd);
     FFR_RETURN_IF_ERROR(st);
     FFR_RETURN_IF_ERROR(env_->OpenForRead(s.path, options_.direct_io, &s.fd));
+    if (options_.backend == IoBackend::kMmap) FFR_RETURN_IF_ERROR(env_->MapFile(s.fd, s.file_size, s.path, &s.map));
     starts_.push_back(starts_.back() + s.header.count());
   }
   total_ = starts_.back();
 
   for (const Shard& s : shards_) rings_->fds.push_back(s.fd);
-  if (options_.backend == IoBackend::kPread) {
-    backend_ = IoBackend::kPread;
+  if (options_.backend == IoBackend::kPread || options_.backend == IoBackend::kMmap) {
+    backend_ = options_.backend;
     return Status::OK();
   }
   std::unique_ptr<Ring> ring;
@@ -382,11 +390,23 @@ Status Reader::Plan(int64_t index, Request* r) const {
   return Status::OK();
 }
 
+Status Reader::ViewMapped(const int64_t* indices, size_t count, Sample* out) const {
+  for (size_t k = 0; k < count; ++k) {
+    Request r;
+    FFR_RETURN_IF_ERROR(Plan(indices[k], &r));
+    out[k].data = shards_[r.shard].map + r.offset;
+    out[k].size = r.size;
+    FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], out[k].data, out[k].size));
+  }
+  return Status::OK();
+}
+
 Status Reader::Read(int64_t index, ReadBuffer* buffer, Sample* out) const {
   return ReadBatch(&index, 1, buffer, out);
 }
 
 Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffer, Sample* out) const {
+  if (backend_ == IoBackend::kMmap) return ViewMapped(indices, count, out);
   std::vector<Request> requests(count);
   uint64_t total = 0;
   for (size_t k = 0; k < count; ++k) {
@@ -407,7 +427,7 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
 }
 
 Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const {
-  if (options_.direct_io) {
+  if (options_.direct_io || backend_ == IoBackend::kMmap) {  // read elsewhere, then copy
     ReadBuffer bounce;
     std::vector<Sample> samples(count);
     FFR_RETURN_IF_ERROR(ReadBatch(indices, count, &bounce, samples.data()));

@@ -1,6 +1,7 @@
 // Faults injected through the Env seam: I/O errors, short reads, failed fsync and rename.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 
@@ -21,12 +22,18 @@ class FaultyEnv : public Env {
   bool short_reads = false;            // data reads return half
   bool fail_sync = false;
   bool fail_rename = false;
+  bool fail_map = false;               // mmap fails (ENOMEM)
 
   Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) override {
     if (offset >= 12 + 12 * 4 && fail_reads_after_open) return Status::IOError("read " + path + ": injected EIO");
     Status s = Env::Pread(fd, buf, n, offset, read, path);
     if (s.ok() && short_reads && offset >= 12 + 12 * 4) *read /= 2;
     return s;
+  }
+
+  Status MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) override {
+    if (fail_map) return Status::FromErrno("mmap " + path, ENOMEM);
+    return Env::MapFile(fd, size, path, addr);
   }
 
   Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override {
@@ -85,6 +92,21 @@ TEST(FaultInjectionTest, ReadErrorNamesFile) {
   Status st = r->Read(2, &buf, &s);
   EXPECT_TRUE(st.IsIOError()) << st.ToString();
   EXPECT_NE(st.message().find(path), std::string::npos);
+}
+
+TEST(FaultInjectionTest, FailedMapNamesFile) {
+  ScratchDir dir("map");
+  FaultyEnv env;
+  const std::string path = dir / "PART_00000.ffr";
+  WriteFour(path, &env);
+  env.fail_map = true;
+  ReaderOptions opts;
+  opts.backend = IoBackend::kMmap;
+  opts.env = &env;
+  std::unique_ptr<Reader> r;
+  const Status st = Reader::Open(path, opts, &r);
+  EXPECT_TRUE(st.IsIOError()) << st.ToString();
+  EXPECT_NE(st.message().find("mmap " + path), std::string::npos) << st.ToString();
 }
 
 TEST(FaultInjectionTest, ShortReadIsCorruption) {

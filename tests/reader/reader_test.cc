@@ -164,11 +164,45 @@ TEST_P(ReaderBackendTest, FlippedByteIsReportedWithFileAndSample) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ReaderBackendTest,
                          ::testing::Values(Config{IoBackend::kPread, false}, Config{IoBackend::kIoUring, false},
-                                           Config{IoBackend::kPread, true}, Config{IoBackend::kIoUring, true}),
+                                           Config{IoBackend::kPread, true}, Config{IoBackend::kIoUring, true},
+                                           Config{IoBackend::kMmap, false}),
                          [](const auto& info) {
-                           return std::string(info.param.backend == IoBackend::kPread ? "pread" : "io_uring") +
+                           return std::string(IoBackendName(info.param.backend)) +
                                   (info.param.direct ? "_direct" : "_buffered");
                          });
+
+TEST(ReaderTest, MmapViewsPointIntoTheMappedShardAndNeedNoBuffer) {
+  ScratchDir dir("mmap");
+  const auto samples = MakeSamples(6, 500, 11);
+  WriteShards(dir.path(), samples, 2);
+  ReaderOptions opts;
+  opts.backend = IoBackend::kMmap;
+  std::unique_ptr<Reader> r;
+  ASSERT_TRUE(Reader::Open(dir.path(), opts, &r).ok());
+  EXPECT_EQ(r->backend(), IoBackend::kMmap);
+  ReadBuffer buf;
+  const int64_t idx[3] = {5, 0, 5};
+  Sample out[3];
+  ASSERT_TRUE(r->ReadBatch(idx, 3, &buf, out).ok());
+  EXPECT_EQ(buf.capacity(), 0u) << "views of the mapping fill no buffer";
+  EXPECT_EQ(out[0].data, out[2].data) << "the same sample is the same place in the page cache";
+  // Views stay valid across later reads (they are not in a reused buffer).
+  Sample again;
+  ASSERT_TRUE(r->Read(1, &buf, &again).ok());
+  EXPECT_EQ(AsString(out[1]), samples[0]);
+  EXPECT_EQ(AsString(out[0]), samples[5]);
+}
+
+TEST(ReaderTest, MmapAndDirectIoAreRefusedTogether) {
+  ScratchDir dir("mmap_direct");
+  WriteShards(dir.path(), MakeSamples(2, 10, 12), 2);
+  ReaderOptions opts;
+  opts.backend = IoBackend::kMmap;
+  opts.direct_io = true;
+  std::unique_ptr<Reader> r;
+  const Status s = Reader::Open(dir.path(), opts, &r);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+}
 
 TEST(ReaderTest, AutoBackendPicksIoUringWhenAvailable) {
   ScratchDir dir("auto");

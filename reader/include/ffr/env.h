@@ -41,6 +41,10 @@ class Env {
   // Reads up to n bytes at offset; *read < n only at end of file.
   virtual Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path);
   virtual void CloseFile(int fd);
+  // Maps the first `size` bytes of an open file read-only and shared (the
+  // page cache itself); *addr stays valid until UnmapFile.
+  virtual Status MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr);
+  virtual void UnmapFile(const uint8_t* addr, uint64_t size);
 
   // Creates or truncates `path` for writing.
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out);

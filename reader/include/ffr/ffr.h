@@ -40,7 +40,8 @@ typedef enum ffr_code {
 typedef enum ffr_backend {
   FFR_BACKEND_AUTO = 0, /* io_uring when the kernel allows it, else pread */
   FFR_BACKEND_IO_URING = 1,
-  FFR_BACKEND_PREAD = 2
+  FFR_BACKEND_PREAD = 2,
+  FFR_BACKEND_MMAP = 3  /* views of the mapped shards: warm-cache reads without copies */
 } ffr_backend;
 
 /* Mirrors ffr::ReaderOptions. Fill it with ffr_reader_options_init(), then

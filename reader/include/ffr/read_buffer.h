@@ -30,7 +30,7 @@ class ReadBuffer {
   size_t capacity_ = 0;
 };
 
-// A sample's bytes inside a ReadBuffer.
+// A sample's bytes inside a ReadBuffer (or a mapped shard, with IoBackend::kMmap).
 struct Sample {
   const uint8_t* data = nullptr;
   size_t size = 0;

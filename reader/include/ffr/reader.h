@@ -5,7 +5,11 @@
 // when the kernel allows it, else through pread; both give identical bytes.
 // With direct_io the reader opens the shards with O_DIRECT and reads each
 // sample's 4096-aligned superset into the aligned ReadBuffer, handing back a
-// view at the right offset, so there is still no copy.
+// view at the right offset, so there is still no copy. The mmap backend maps
+// the shards and hands out views of the page cache itself: no copy and no
+// system call, the fastest path when the dataset sits in memory (warm cache);
+// on a cold cache every touched page costs a page fault, so io_uring batches
+// do better there.
 //
 // Thread safety: all read methods are const and may be called from many
 // threads at once. Each concurrent caller gets its own io_uring ring from a
@@ -24,13 +28,15 @@
 
 namespace ffr {
 
-enum class IoBackend { kAuto, kIoUring, kPread };
+enum class IoBackend { kAuto, kIoUring, kPread, kMmap };
 
-// "io_uring" or "pread" (kAuto prints "auto").
+// "io_uring", "pread" or "mmap" (kAuto prints "auto").
 const char* IoBackendName(IoBackend backend);
 
 struct ReaderOptions {
-  // kAuto takes io_uring when the kernel allows it, else pread.
+  // kAuto takes io_uring when the kernel allows it, else pread. kMmap must be
+  // asked for (and excludes direct_io); a shard must not shrink while it is
+  // mapped (the shards ffyolo writes are never modified).
   IoBackend backend = IoBackend::kAuto;
   // O_DIRECT reads, bypassing the page cache (cold reads, benchmarks).
   bool direct_io = false;
@@ -67,7 +73,8 @@ class Reader {
   // A name for the sample in error messages: "<shard path> sample <local> (index <i>)".
   std::string Describe(int64_t index) const;
 
-  // Reads sample `index` into `buffer`; *out points into it.
+  // Reads sample `index` into `buffer`; *out points into it (with kMmap into
+  // the mapped shard, valid as long as the Reader, and `buffer` is unused).
   Status Read(int64_t index, ReadBuffer* buffer, Sample* out) const;
   // Reads `count` samples in one batch into `buffer`; out[k] is indices[k].
   // Duplicate indices are allowed.
@@ -89,6 +96,8 @@ class Reader {
   Status Plan(int64_t index, Request* r) const;
   Status Submit(Request* requests, size_t count) const;
   Status VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const;
+  // kMmap: the samples' places in the mapped shards, checksums checked.
+  Status ViewMapped(const int64_t* indices, size_t count, Sample* out) const;
   std::unique_ptr<Ring> AcquireRing() const;
   void ReleaseRing(std::unique_ptr<Ring> ring) const;
 
