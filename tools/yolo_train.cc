@@ -48,7 +48,7 @@ ffr::Status PlanBindings(int local_world_size, bool cuda, const ffyolo::EnvMap& 
   }
   std::string text;
   FFR_RETURN_IF_ERROR(ffyolo::PlanNumaBinding(po, plan, &text));
-  std::printf("NUMA binding:\n%s", text.c_str());
+  std::printf("%s\n", text.c_str());
   return ffr::Status::OK();
 }
 
@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   app.add_option("--save-period", o.save_period, "Save a checkpoint every x epochs (disabled if < 1)");
   app.add_flag("--noval", o.noval, "Only validate the final epoch");
   app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");
+  app.add_flag("--noautoanchor", o.noautoanchor, "Disable AutoAnchor");
   app.add_option("--train-split", o.train_split, "Training split (default: train*)");
   app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
   app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");

@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <thread>
 
 #include "ffr/env.h"
+#include "ffyolo/autoanchor.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/communicator.h"
@@ -94,6 +96,28 @@ std::string Header() {
   return buf;
 }
 
+// check_anchors on the training split's label index; replaced anchors go back into Detect in grid units.
+Status AutoAnchor(const Dataset& dataset, std::string split, int img_size, double anchor_t, uint64_t seed,
+                  YoloModel* model) {
+  if (split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(true, &split));
+  LabelIndex index;
+  FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split, &index));
+  DetectImpl& detect = model->detect();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor stride = torch::tensor(detect.strides(), torch::kFloat).view({-1, 1, 1});
+  const torch::Tensor pixels = (detect.anchors * stride).contiguous();
+  std::vector<AnchorWh> anchors(pixels.numel() / 2);
+  std::memcpy(anchors.data(), pixels.data_ptr<float>(), anchors.size() * sizeof(AnchorWh));
+  const AutoAnchorResult result = CheckAnchors(index, img_size, anchor_t, seed + 1, &anchors);
+  std::printf("\n%s", result.report.c_str());
+  if (result.replaced) {
+    detect.anchors.copy_(torch::from_blob(anchors.data(), detect.anchors.sizes(), torch::kFloat));
+    detect.CheckAnchorOrder();  // in pixels, as check_anchors does
+    detect.anchors.div_(stride);
+  }
+  return Status::OK();
+}
+
 std::string ResumeHint(bool main_rank, const std::string& save_dir) {
   if (!main_rank) return " (rank 0 saved the checkpoint)";
   return "; continue with --resume " + save_dir + "/weights/last.pt";
@@ -121,6 +145,7 @@ std::string TrainOptions::ToYaml() const {
   e << YAML::Key << "train_split" << YAML::Value << train_split << YAML::Key << "val_split" << YAML::Value
     << val_split;
   e << YAML::Key << "threads" << YAML::Value << threads << YAML::Key << "sync_bn" << YAML::Value << sync_bn;
+  e << YAML::Key << "noautoanchor" << YAML::Value << noautoanchor;
   e << YAML::Key << "world_size" << YAML::Value << (distributed ? dist.world_size : 1);
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
@@ -153,6 +178,7 @@ Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
     o.val_split = n["val_split"].as<std::string>("");
     o.threads = n["threads"].as<int>(0);
     o.sync_bn = n["sync_bn"].as<bool>(false);
+    o.noautoanchor = n["noautoanchor"].as<bool>(false);
     *out = o;
     return Status::OK();
   } catch (const YAML::Exception& e) {
@@ -264,6 +290,8 @@ Status TrainProcess(const TrainOptions& requested, TrainSummary* summary) {
       std::printf("Transferred %lld/%lld items from %s\n", static_cast<long long>(transferred),
                 static_cast<long long>(total), opt.weights.c_str());
   }
+  if (!resuming && !opt.noautoanchor && main_rank)  // the other ranks get rank 0's anchors with its weights
+    FFR_RETURN_IF_ERROR(AutoAnchor(*dataset, opt.train_split, opt.img_size, hyp.anchor_t, opt.seed, model.get()));
   if (!resuming) {
     // train.py calls model.half().float() once (after AutoAnchor): weights rounded to fp16 precision.
     torch::NoGradGuard no_grad;

@@ -37,6 +37,7 @@ struct TrainOptions {
   int save_period = -1;
   bool noval = false;                     // validate only the final epoch
   bool nosave = false;                    // save only the final checkpoint
+  bool noautoanchor = false;              // keep the model's anchors whatever their fit (AutoAnchor off)
   std::string train_split, val_split;     // "" = train* / val* (the training split when there is no other)
   int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
