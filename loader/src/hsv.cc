@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
+#include <vector>
+
+#include "image_view.h"
 
 namespace ffyolo {
 
@@ -19,14 +22,10 @@ double PyMod(double a, double b) {
   return mod;
 }
 
-// A rows x cols CV_8UC3 view into this thread's scratch bytes, which only grow:
-// no allocation once the largest image has been seen.
-cv::Mat ThreadScratch(cv::Size size) {
-  thread_local cv::Mat storage;
-  const size_t bytes = static_cast<size_t>(size.area()) * 3;
-  if (storage.total() < bytes) storage.create(1, static_cast<int>(bytes), CV_8U);
-  return cv::Mat(size, CV_8UC3, storage.data);
-}
+// Rows per cvtColor call: a strip's HSV copy (8 x 640 x 3 bytes at s = 640)
+// stays in L1 between the two conversions, and OpenCV runs a call this small
+// on the calling thread instead of splitting it across its pool.
+constexpr int kStripRows = 8;
 
 }  // namespace
 
@@ -49,20 +48,26 @@ HsvLuts BuildHsvLuts(const HsvGains& gains) {
   return luts;
 }
 
-void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr) {
-  CV_Assert(bgr->type() == CV_8UC3);
-  // One interleaved table maps all three channels in a single pass: no split or merge.
-  uint8_t table[256 * 3];
-  for (int i = 0; i < 256; ++i) {
-    table[3 * i] = luts.h[i];
-    table[3 * i + 1] = luts.s[i];
-    table[3 * i + 2] = luts.v[i];
+void ApplyHsv(const HsvLuts& luts, const cv::Mat& src, cv::Mat* dst) {
+  CV_Assert(src.type() == CV_8UC3 && dst->type() == CV_8UC3 && src.size() == dst->size());
+  const uint8_t* const tables[3] = {luts.h.data(), luts.s.data(), luts.v.data()};
+  thread_local std::vector<uint8_t> strip;
+  for (int y0 = 0; y0 < src.rows; y0 += kStripRows) {
+    const int rows = std::min(kStripRows, src.rows - y0);
+    cv::Mat hsv = ImageView(&strip, rows, src.cols);
+    // cvtColor converts row by row (CvtColorLoop), so strips give the whole image's result.
+    cv::cvtColor(src.rowRange(y0, y0 + rows), hsv, cv::COLOR_BGR2HSV);
+    uint8_t* p = hsv.data;  // continuous
+    for (size_t i = 0, n = hsv.total(); i < n; ++i, p += 3) {
+      p[0] = tables[0][p[0]];
+      p[1] = tables[1][p[1]];
+      p[2] = tables[2][p[2]];
+    }
+    cv::Mat out = dst->rowRange(y0, y0 + rows);
+    cv::cvtColor(hsv, out, cv::COLOR_HSV2BGR);
   }
-  const cv::Mat lut(1, 256, CV_8UC3, table);
-  cv::Mat hsv = ThreadScratch(bgr->size());
-  cv::cvtColor(*bgr, hsv, cv::COLOR_BGR2HSV);
-  cv::LUT(hsv, lut, hsv);  // element-wise, so in place is safe
-  cv::cvtColor(hsv, *bgr, cv::COLOR_HSV2BGR);
 }
+
+void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr) { ApplyHsv(luts, *bgr, bgr); }
 
 }  // namespace ffyolo

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <opencv2/core/hal/intrin.hpp>
@@ -243,6 +244,7 @@ class VirtualCanvas {
       : xc_(plan[0].x2a), yc_(plan[0].y2a) {
     std::memset(fill_, kPadValue, sizeof(fill_));
     for (int k = 0; k < 4; ++k) {
+      if (tiles[k].empty()) continue;  // not sampled by the warp (TilesSampledByWarp): never looked up
       rects_[k] = plan[k].canvas_rect();
       if (!rects_[k].empty()) crops_[k] = tiles[k](plan[k].tile_rect());
     }
@@ -412,10 +414,35 @@ class RowWriter {
 
 }  // namespace
 
+std::array<bool, 4> TilesSampledByWarp(const std::array<MosaicTile, 4>& plan, int s, const cv::Matx33d& m) {
+  std::array<bool, 4> sampled;
+  sampled.fill(true);
+  const double det = m(0, 0) * m(1, 1) - m(0, 1) * m(1, 0);
+  if (!IsAffine(m) || std::abs(det) < 1e-9) return sampled;
+  // An affine map sends the output square to a parallelogram whose bounding box
+  // holds every canvas point sampled; its corners bound it.
+  const cv::Matx33d inv = m.inv();
+  double x0 = HUGE_VAL, x1 = -HUGE_VAL, y0 = HUGE_VAL, y1 = -HUGE_VAL;
+  for (const double x : {0, s})
+    for (const double y : {0, s}) {
+      const double cx = inv(0, 0) * x + inv(0, 1) * y + inv(0, 2), cy = inv(1, 0) * x + inv(1, 1) * y + inv(1, 2);
+      x0 = std::min(x0, cx), x1 = std::max(x1, cx), y0 = std::min(y0, cy), y1 = std::max(y1, cy);
+    }
+  // Bilinear reads (sx + 1, sy + 1); OpenCV rounds M^-1 to 1/1024 and the
+  // point to 1/32 pixel: two pixels of margin cover both.
+  constexpr double kMargin = 2;
+  for (int k = 0; k < 4; ++k) {
+    const cv::Rect r = plan[k].canvas_rect();
+    sampled[k] = !r.empty() && r.x <= x1 + kMargin && x0 - kMargin < r.x + r.width && r.y <= y1 + kMargin &&
+                 y0 - kMargin < r.y + r.height;
+  }
+  return sampled;
+}
+
 void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile, 4>& plan, int s,
                 const cv::Matx33d& m, cv::Mat* dst) {
   for (int k = 0; k < 4; ++k) {
-    CV_Assert(plan[k].canvas_rect().empty() || tiles[k].type() == CV_8UC3);
+    CV_Assert(plan[k].canvas_rect().empty() || tiles[k].empty() || tiles[k].type() == CV_8UC3);
   }
   dst->create(s, s, CV_8UC3);
 

@@ -1,16 +1,98 @@
 #include "ffyolo/planes.h"
 
+#include <algorithm>
+#include <cstring>
+#include <opencv2/core/hal/intrin.hpp>
+#include <opencv2/imgproc.hpp>
 #include <vector>
+
+#include "image_view.h"
 
 namespace ffyolo {
 
-void WriteRgbPlanes(const cv::Mat& bgr, uint8_t* dst) {
-  const size_t plane = static_cast<size_t>(bgr.rows) * bgr.cols;
-  // cv::split writes channel 0 (B) to the last plane: BGR -> RGB and HWC -> CHW in one pass.
-  std::vector<cv::Mat> planes{cv::Mat(bgr.rows, bgr.cols, CV_8UC1, dst + 2 * plane),
-                              cv::Mat(bgr.rows, bgr.cols, CV_8UC1, dst + plane),
-                              cv::Mat(bgr.rows, bgr.cols, CV_8UC1, dst)};
-  cv::split(bgr, planes);
+namespace {
+
+// Rows converted per ApplyHsv call: the strip's BGR copy stays in L1 until
+// its planes are written.
+constexpr int kStripRows = 8;
+
+// One row of `width` BGR pixels to the R, G and B plane rows, mirrored when
+// `mirror` (pixel x goes to width - 1 - x).
+void SplitRow(const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b) {
+  int x = 0;
+#if CV_SIMD128
+  for (; x <= width - 16; x += 16) {
+    cv::v_uint8x16 vb, vg, vr;
+    if (mirror) {
+      cv::v_load_deinterleave(bgr + 3 * (width - 16 - x), vb, vg, vr);
+      vb = cv::v_reverse(vb), vg = cv::v_reverse(vg), vr = cv::v_reverse(vr);
+    } else {
+      cv::v_load_deinterleave(bgr + 3 * x, vb, vg, vr);
+    }
+    cv::v_store(r + x, vr);
+    cv::v_store(g + x, vg);
+    cv::v_store(b + x, vb);
+  }
+#endif
+  for (; x < width; ++x) {
+    const uint8_t* p = bgr + 3 * (mirror ? width - 1 - x : x);
+    r[x] = p[2];
+    g[x] = p[1];
+    b[x] = p[0];
+  }
+}
+
+}  // namespace
+
+void WriteRgbPlanes(const cv::Mat& bgr, uint8_t* dst) { WriteRgbPlanes(bgr, PlaneAugment(), dst); }
+
+void WriteRgbPlanes(const cv::Mat& bgr, const PlaneAugment& augment, uint8_t* dst) {
+  CV_Assert(bgr.type() == CV_8UC3);
+  const int rows = bgr.rows, cols = bgr.cols;
+  const size_t plane = static_cast<size_t>(rows) * cols;
+  // Output row y shows source row y, or rows - 1 - y after flipud; strips are
+  // taken in source order and written wherever their rows land.
+  for (int y0 = 0; y0 < rows; y0 += kStripRows) {
+    const int n = std::min(kStripRows, rows - y0);
+    cv::Mat strip = bgr.rowRange(y0, y0 + n);
+    if (augment.hsv) {
+      thread_local std::vector<uint8_t> converted_strip;
+      cv::Mat converted = ImageView(&converted_strip, n, cols);
+      ApplyHsv(*augment.hsv, strip, &converted);
+      strip = converted;
+    }
+    for (int i = 0; i < n; ++i) {
+      const int y = augment.flip_up_down ? rows - 1 - (y0 + i) : y0 + i;
+      uint8_t* r = dst + static_cast<size_t>(y) * cols;
+      SplitRow(strip.ptr<uint8_t>(i), cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
+    }
+  }
+}
+
+void WriteLetterboxedPlanes(const cv::Mat& bgr, const LetterboxPlan& plan, uint8_t* dst) {
+  CV_Assert(bgr.type() == CV_8UC3);
+  cv::Mat content = bgr;
+  if (bgr.size() != cv::Size(plan.new_w, plan.new_h)) {
+    thread_local std::vector<uint8_t> resized;
+    content = ImageView(&resized, plan.new_h, plan.new_w);
+    cv::resize(bgr, content, content.size(), 0, 0, cv::INTER_LINEAR);  // as ApplyLetterbox
+  }
+  const int width = plan.left + plan.new_w + plan.right;
+  const size_t plane = static_cast<size_t>(width) * (plan.top + plan.new_h + plan.bottom);
+  const size_t below = static_cast<size_t>(plan.top + plan.new_h) * width;
+  for (int c = 0; c < 3; ++c) {
+    std::memset(dst + c * plane, kPadValue, static_cast<size_t>(plan.top) * width);
+    std::memset(dst + c * plane + below, kPadValue, static_cast<size_t>(plan.bottom) * width);
+  }
+  for (int y = 0; y < plan.new_h; ++y) {
+    uint8_t* row = dst + static_cast<size_t>(plan.top + y) * width;
+    for (int c = 0; c < 3; ++c) {
+      std::memset(row + c * plane, kPadValue, plan.left);
+      std::memset(row + c * plane + plan.left + plan.new_w, kPadValue, plan.right);
+    }
+    row += plan.left;
+    SplitRow(content.ptr<uint8_t>(y), plan.new_w, /*mirror=*/false, row, row + plane, row + 2 * plane);
+  }
 }
 
 }  // namespace ffyolo

@@ -9,6 +9,7 @@
 #include "ffyolo/hsv.h"
 #include "ffyolo/planes.h"
 #include "ffyolo/record.h"
+#include "image_view.h"
 
 namespace ffyolo {
 
@@ -17,7 +18,9 @@ namespace ffyolo {
 struct SampleBuilder::Loaded {
   ImageDecoder decoder;
   std::vector<uint8_t> resized;
-  cv::Mat image;  // points into the decoder's buffer or `resized`
+  RecordView record;  // points into the builder's read buffer until the next read
+  std::string where;  // names the sample in errors
+  cv::Mat image;      // points into the decoder's buffer or `resized`; empty until decoded
   int64_t index = -1;
   int orig_w = 0, orig_h = 0;
   int64_t image_id = 0;
@@ -25,13 +28,6 @@ struct SampleBuilder::Loaded {
 };
 
 namespace {
-
-// A CV_8UC3 header of rows x cols over `buffer`, grown when needed.
-cv::Mat View(std::vector<uint8_t>* buffer, int rows, int cols) {
-  const size_t bytes = static_cast<size_t>(rows) * cols * 3;
-  if (buffer->size() < bytes) buffer->resize(bytes);
-  return cv::Mat(rows, cols, CV_8UC3, buffer->data());
-}
 
 PerspectiveHyp PerspectiveOf(const Hyp& h) {
   PerspectiveHyp p;
@@ -51,7 +47,7 @@ SampleBuilder::SampleBuilder(const SampleContext& context) : ctx_(context) {
 
 SampleBuilder::~SampleBuilder() = default;
 
-bool SampleBuilder::Load(const int64_t* indices, int count, bool augment, SampleError* error) {
+bool SampleBuilder::Read(const int64_t* indices, int count, SampleError* error) {
   ffr::Sample samples[4];
   ffr::Status st = ctx_.reader->ReadBatch(indices, count, &read_buffer_, samples);
   if (!st.ok()) {
@@ -66,52 +62,64 @@ bool SampleBuilder::Load(const int64_t* indices, int count, bool augment, Sample
     *error = {indices[0], st};
     return false;
   }
-  const int s = ctx_.img_size;
   for (int k = 0; k < count; ++k) {
     Loaded& l = *loaded_[k];
-    const std::string where = ctx_.split + " sample " + std::to_string(indices[k]);
-    RecordView rec;
-    st = RecordView::Parse(samples[k].data, samples[k].size, where, &rec);
+    l.where = ctx_.split + " sample " + std::to_string(indices[k]);
+    st = RecordView::Parse(samples[k].data, samples[k].size, l.where, &l.record);
     if (!st.ok()) {
       *error = {indices[k], st};
       return false;
     }
+    const RecordView& rec = l.record;
     l.index = indices[k];
     l.orig_w = static_cast<int>(rec.width());
     l.orig_h = static_cast<int>(rec.height());
     l.image_id = rec.image_id();
+    l.image = cv::Mat();
     l.boxes.clear();
     for (size_t b = 0; b < rec.box_count(); ++b) {
       const Box box = rec.box(b);
       if (!box.iscrowd) l.boxes.push_back(box);  // crowd regions are never training targets
     }
-    const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
-    cv::Mat decoded;
-    int denominator = 1;
-    const int min_w = ctx_.decode_less ? target.width : 0;
-    const int min_h = ctx_.decode_less ? target.height : 0;
-    st = l.decoder.Decode(rec.image_data(), rec.image_size(), rec.encoding(),
-                          where + " (" + std::string(rec.file_name()) + ")", min_w, min_h, &decoded, &denominator);
-    if (!st.ok()) {
-      *error = {indices[k], st};
-      return false;
-    }
-    // The bytes must be the image the record describes (at the chosen DCT scale).
-    if (decoded.cols != (l.orig_w + denominator - 1) / denominator ||
-        decoded.rows != (l.orig_h + denominator - 1) / denominator) {
-      *error = {indices[k], ffr::Status::Corruption(where + ": image decodes to " + std::to_string(decoded.cols) + "x" +
-                                                   std::to_string(decoded.rows) + ", the record says " +
-                                                   std::to_string(l.orig_w) + "x" + std::to_string(l.orig_h))};
-      return false;
-    }
-    if (decoded.size() == target) {
-      l.image = decoded;
-    } else {
-      l.image = View(&l.resized, target.height, target.width);
-      cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
-    }
   }
   return true;
+}
+
+bool SampleBuilder::Decode(int k, bool augment, SampleError* error) {
+  Loaded& l = *loaded_[k];
+  const RecordView& rec = l.record;
+  const int s = ctx_.img_size;
+  const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
+  cv::Mat decoded;
+  int denominator = 1;
+  const int min_w = ctx_.decode_less ? target.width : 0;
+  const int min_h = ctx_.decode_less ? target.height : 0;
+  ffr::Status st = l.decoder.Decode(rec.image_data(), rec.image_size(), rec.encoding(),
+                                    l.where + " (" + std::string(rec.file_name()) + ")", min_w, min_h, &decoded,
+                                    &denominator);
+  if (!st.ok()) {
+    *error = {l.index, st};
+    return false;
+  }
+  // The bytes must be the image the record describes (at the chosen DCT scale).
+  if (decoded.cols != (l.orig_w + denominator - 1) / denominator ||
+      decoded.rows != (l.orig_h + denominator - 1) / denominator) {
+    *error = {l.index, ffr::Status::Corruption(l.where + ": image decodes to " + std::to_string(decoded.cols) + "x" +
+                                               std::to_string(decoded.rows) + ", the record says " +
+                                               std::to_string(l.orig_w) + "x" + std::to_string(l.orig_h))};
+    return false;
+  }
+  if (decoded.size() == target) {
+    l.image = decoded;
+  } else {
+    l.image = ImageView(&l.resized, target.height, target.width);
+    cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
+  }
+  return true;
+}
+
+bool SampleBuilder::Load(int64_t index, bool augment, SampleError* error) {
+  return Read(&index, 1, error) && Decode(0, augment, error);
 }
 
 bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
@@ -123,14 +131,12 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   int64_t indices[4] = {index, 0, 0, 0};
   for (int k = 1; k < 4; ++k) indices[k] = partners[rng->Below(partners.size())];
   for (int k = 3; k > 0; --k) std::swap(indices[k], indices[rng->Below(k + 1)]);
-  if (!Load(indices, 4, /*augment=*/true, error)) return false;
+  if (!Read(indices, 4, error)) return false;
 
+  // load_image's sizes follow from the records, so the placement and the warp
+  // are known before decoding, and only the tiles the warp samples are decoded.
   std::array<cv::Size, 4> sizes;
-  std::array<cv::Mat, 4> tiles;
-  for (int k = 0; k < 4; ++k) {
-    tiles[k] = loaded_[k]->image;
-    sizes[k] = tiles[k].size();
-  }
+  for (int k = 0; k < 4; ++k) sizes[k] = LoadResizeSize(loaded_[k]->orig_w, loaded_[k]->orig_h, s);
   const std::array<MosaicTile, 4> plan = PlanMosaic(sizes, s, xc, yc);
   boxes->clear();
   for (int k = 0; k < 4; ++k)
@@ -143,6 +149,13 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   }
   double scale = 1;
   const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), 2 * s, 2 * s, s, s, &scale);
+  const std::array<bool, 4> sampled = TilesSampledByWarp(plan, s, m);
+  std::array<cv::Mat, 4> tiles;  // unsampled ones stay empty
+  for (int k = 0; k < 4; ++k) {
+    if (!sampled[k]) continue;
+    if (!Decode(k, /*augment=*/true, error)) return false;
+    tiles[k] = loaded_[k]->image;
+  }
   WarpMosaic(tiles, plan, s, m, out);
   TransformBoxes(m, scale, s, s, boxes);
   return true;
@@ -151,10 +164,10 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
 bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes,
                                 ImageMeta* meta, SampleError* error) {
   const int s = ctx_.img_size;
-  if (!Load(&index, 1, /*augment=*/true, error)) return false;
+  if (!Load(index, /*augment=*/true, error)) return false;
   const Loaded& l = *loaded_[0];
   const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, s, s, /*scaleup=*/true);
-  cv::Mat boxed = View(&mix_buffer_, s, s);
+  cv::Mat boxed = ImageView(&mix_buffer_, s, s);
   ApplyLetterbox(l.image, lb, &boxed);
   boxes->clear();
   AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes);
@@ -174,7 +187,7 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
                                   uint8_t* dst, std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
   const int s = ctx_.img_size;
   const Hyp& hyp = ctx_.hyp;
-  cv::Mat img = View(&work_buffer_, s, s);
+  cv::Mat img = ImageView(&work_buffer_, s, s);
   std::vector<PixelBox> boxes;
   *meta = ImageMeta();
   meta->dataset_index = index;
@@ -193,7 +206,7 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
     }
     if (rng->Uniform() < hyp.mixup) {
       // mixup: a second mosaic from a random partner, blended with r ~ Beta(32, 32).
-      cv::Mat second = View(&mix_buffer_, s, s);
+      cv::Mat second = ImageView(&mix_buffer_, s, s);
       const int64_t other = partners[rng->Below(partners.size())];
       if (!Mosaic(rng, other, partners, &second, &mix_boxes_, error)) return false;
       const double r = rng->BetaSymmetric(32);
@@ -211,27 +224,30 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
     meta->orig_height = loaded_[0]->orig_h;
   }
   *targets = ToNormalized(boxes, s, s);
-  if (hyp.hsv_h != 0 || hyp.hsv_s != 0 || hyp.hsv_v != 0)  // as YOLOv5: no colour round trip when off
-    ApplyHsv(BuildHsvLuts(DrawHsvGains(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v)), &img);
+  // HSV, flips and the planes in one pass (WriteRgbPlanes with PlaneAugment), drawn in YOLOv5's order.
+  PlaneAugment augment;
+  HsvLuts luts;
+  if (hyp.hsv_h != 0 || hyp.hsv_s != 0 || hyp.hsv_v != 0) {  // as YOLOv5: no colour round trip when off
+    luts = BuildHsvLuts(DrawHsvGains(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v));
+    augment.hsv = &luts;
+  }
   if (rng->Uniform() < hyp.flipud) {
-    cv::flip(img, img, 0);
+    augment.flip_up_down = true;
     for (NormBox& b : *targets) b.cy = 1 - b.cy;
   }
   if (rng->Uniform() < hyp.fliplr) {
-    cv::flip(img, img, 1);
+    augment.flip_left_right = true;
     for (NormBox& b : *targets) b.cx = 1 - b.cx;
   }
-  WriteRgbPlanes(img, dst);
+  WriteRgbPlanes(img, augment, dst);
   return true;
 }
 
 bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_t* dst,
                                     std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
-  if (!Load(&index, 1, /*augment=*/false, error)) return false;
+  if (!Load(index, /*augment=*/false, error)) return false;
   const Loaded& l = *loaded_[0];
   const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/false);
-  cv::Mat img = View(&work_buffer_, height, width);
-  ApplyLetterbox(l.image, lb, &img);
   std::vector<PixelBox> boxes;
   AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, &boxes);
   *targets = ToNormalized(boxes, width, height);
@@ -244,7 +260,7 @@ bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_
   meta->ratio_h = lb.ratio * l.image.rows / l.orig_h;
   meta->pad_w = lb.dw;
   meta->pad_h = lb.dh;
-  WriteRgbPlanes(img, dst);
+  WriteLetterboxedPlanes(l.image, lb, dst);
   return true;
 }
 

@@ -55,7 +55,12 @@ class SampleBuilder {
 
  private:
   struct Loaded;
-  bool Load(const int64_t* indices, int count, bool augment, SampleError* error);
+  // Reads and parses the records of `indices` into the first `count` Loaded.
+  bool Read(const int64_t* indices, int count, SampleError* error);
+  // Decodes Loaded k's image and applies load_image's resize.
+  bool Decode(int k, bool augment, SampleError* error);
+  // Read and Decode of one image into Loaded 0.
+  bool Load(int64_t index, bool augment, SampleError* error);
   bool Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
               std::vector<PixelBox>* boxes, SampleError* error);
   bool Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes, ImageMeta* meta,

@@ -276,6 +276,63 @@ TEST(WarpMosaic, MatchesTheCanvasMethodForYoloDefaults) {
   }
 }
 
+// Tiles TilesSampledByWarp rules out: the canvas method's output does not
+// change when such a tile's pixels do, and WarpMosaic without them (empty
+// Mats, as the loader passes tiles it did not decode) still equals the canvas
+// method with them.
+TEST(TilesSampledByWarp, UnsampledTilesDoNotShow) {
+  SampleRandom rng({17});
+  int unsampled = 0, cases = 0;
+  cv::Mat canvas, expected, changed, actual;
+  for (int i = 0; i < 400; ++i) {
+    Case c = RandomCase(&rng, i % 2 ? 64 : 160, /*perspective=*/false);
+    if (i % 4 == 0) {  // hyp.scratch-low's warps, where large scales leave tiles out
+      const double scale = rng.Uniform(0.5, 1.5);
+      c.m = cv::Matx33d(scale, 0, 0, 0, scale, 0, 0, 0, 1);
+      c.m(0, 2) = rng.Uniform(0.4, 0.6) * c.s - scale * c.s;
+      c.m(1, 2) = rng.Uniform(0.4, 0.6) * c.s - scale * c.s;
+    }
+    const std::array<bool, 4> sampled = TilesSampledByWarp(c.plan, c.s, c.m);
+    if (std::count(sampled.begin(), sampled.end(), false) == 0) continue;
+    ++cases;
+    WarpMosaicWithCanvas(c.tiles, c.plan, c.s, c.m, &canvas, &expected);
+    std::array<cv::Mat, 4> inverted = c.tiles, dropped = c.tiles;
+    for (int k = 0; k < 4; ++k) {
+      if (sampled[k]) continue;
+      ++unsampled;
+      inverted[k] = 255 - c.tiles[k];
+      dropped[k] = cv::Mat();
+    }
+    WarpMosaicWithCanvas(inverted, c.plan, c.s, c.m, &canvas, &changed);
+    EXPECT_EQ(Compare(expected, changed).pixels, 0) << c.name;
+    WarpMosaic(dropped, c.plan, c.s, c.m, &actual);
+    EXPECT_LE(Compare(expected, actual).max, kBitExactOpenCV ? 0 : 1) << c.name;
+  }
+  std::printf("%d of 400 mosaics leave out %d tiles\n", cases, unsampled);
+  EXPECT_GT(unsampled, 40);  // the test must exercise the rule
+}
+
+TEST(TilesSampledByWarp, PerspectiveAndCoveringWarpsKeepEveryTile) {
+  const std::array<MosaicTile, 4> plan =
+      PlanMosaic(Sizes({640, 480}, {640, 480}, {480, 640}, {640, 640}), 640, 700, 600);
+  cv::Matx33d perspective = cv::Matx33d::eye();
+  perspective(2, 0) = 1e-4;
+  perspective(0, 2) = -640, perspective(1, 2) = -640;
+  for (const bool b : TilesSampledByWarp(plan, 640, perspective)) EXPECT_TRUE(b);
+  // Scale 0.5 around the centre shows the whole canvas.
+  const cv::Matx33d half(0.5, 0, 0, 0, 0.5, 0, 0, 0, 1);
+  for (const bool b : TilesSampledByWarp(plan, 640, half)) EXPECT_TRUE(b);
+  // Scale 2 around the canvas centre (640, 640) shows [480, 800)^2: only the
+  // tiles around the mosaic centre (700, 600) there, all four.
+  const cv::Matx33d twice(2, 0, -960, 0, 2, -960, 0, 0, 1);
+  for (const bool b : TilesSampledByWarp(plan, 640, twice)) EXPECT_TRUE(b);
+  // Shifted so that the view [0, 320)^2 lies inside tile 0's rect: tile 0 only.
+  const cv::Matx33d corner(2, 0, 0, 0, 2, 0, 0, 0, 1);
+  const std::array<bool, 4> sampled = TilesSampledByWarp(plan, 640, corner);
+  EXPECT_TRUE(sampled[0]);
+  EXPECT_FALSE(sampled[1] || sampled[2] || sampled[3]);
+}
+
 TEST(WarpMosaic, UnitScaleShiftCopiesTheTiles) {
   // M = translate(-s/2, -s/2): the output is the canvas' centre s x s,
   // built here by hand from the tiles.

@@ -26,6 +26,12 @@ HsvLuts BuildHsvLuts(const HsvGains& gains);
 // BGR -> HSV, LUT per channel, HSV -> BGR, in place on a CV_8UC3 image (may
 // be a view). The round trip is lossy even with identity tables, so, like
 // YOLOv5, callers skip it altogether when hgain, sgain and vgain are all 0.
+// Works a few rows at a time with OpenCV's own conversions: the result is
+// cv::cvtColor's to the bit, without a full-size HSV image.
 void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr);
+
+// The same from `src` into `dst` (CV_8UC3, same size; views allowed): lets a
+// caller convert a strip into a buffer of its own.
+void ApplyHsv(const HsvLuts& luts, const cv::Mat& src, cv::Mat* dst);
 
 }  // namespace ffyolo
