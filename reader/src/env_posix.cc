@@ -111,7 +111,7 @@ Status Env::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, co
 void Env::CloseFile(int fd) { ::close(fd); }
 
 Status Env::MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) {
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
   *addr = static_cast<const uint8_t*>(p);
   return Status::OK();

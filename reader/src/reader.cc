@@ -427,7 +427,16 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
 }
 
 Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const {
-  if (options_.direct_io || backend_ == IoBackend::kMmap) {  // read elsewhere, then copy
+  if (backend_ == IoBackend::kMmap) {
+    for (size_t k = 0; k < count; ++k) {
+      Request r;
+      FFR_RETURN_IF_ERROR(Plan(indices[k], &r));
+      std::memcpy(dsts[k], shards_[r.shard].map + r.offset, r.size);
+      FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], dsts[k], r.size));
+    }
+    return Status::OK();
+  }
+  if (options_.direct_io) {  // through an aligned buffer, then copied
     ReadBuffer bounce;
     std::vector<Sample> samples(count);
     FFR_RETURN_IF_ERROR(ReadBatch(indices, count, &bounce, samples.data()));
