@@ -6,10 +6,10 @@
 // With direct_io the reader opens the shards with O_DIRECT and reads each
 // sample's 4096-aligned superset into the aligned ReadBuffer, handing back a
 // view at the right offset, so there is still no copy. The mmap backend maps
-// the shards and hands out views of the page cache itself: no copy and no
-// system call, the fastest path when the dataset sits in memory (warm cache);
-// on a cold cache every touched page costs a page fault, so io_uring batches
-// do better there.
+// (and populates) the shards at Open and hands out views of the page cache
+// itself: no copy and no system call, the fastest path for a dataset that
+// fits in memory; Open then reads whatever is not cached yet, so data larger
+// than memory belongs to io_uring batches.
 //
 // Thread safety: all read methods are const and may be called from many
 // threads at once. Each concurrent caller gets its own io_uring ring from a
