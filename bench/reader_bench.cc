@@ -12,6 +12,8 @@
 //   cpu   memcpy and CRC-32 of the same bytes from memory: the warm limits.
 // Methods: io_uring_read (Reader::Read), io_uring_batch (Reader::ReadBatch of
 // qd random samples), io_uring_seq (ReadBatch of qd consecutive samples),
+// io_uring_stream (cold: ReadStream of 16*qd random samples with qd reads
+// always in flight, fio's own pattern),
 // mmap_batch_into (warm: ReadBatchInto of qd random samples with the mmap
 // backend, the same bytes in caller memory as io_uring_batch), mmap_batch
 // (warm, with CRC: views of the page cache, every byte checksummed),
@@ -238,7 +240,10 @@ enum class Pattern {
   kBatch,      // Reader::ReadBatch of qd random samples
   kScan,       // Reader::ReadBatch of qd consecutive samples
   kBatchInto,  // Reader::ReadBatchInto of qd random samples
+  kStream,     // Reader::ReadStream of kStreamLength * qd random samples, qd in flight
 };
+
+constexpr unsigned kStreamLength = 16;
 
 void BM_Reader(benchmark::State& state, const Dataset* ds, ffr::IoBackend backend, bool cold, Pattern pattern,
                unsigned qd, bool crc) {
@@ -247,7 +252,7 @@ void BM_Reader(benchmark::State& state, const Dataset* ds, ffr::IoBackend backen
   const int64_t population = Population(*ds, cold);
   std::mt19937_64 rng(NewSeed());
   std::uniform_int_distribution<int64_t> pick(0, population - 1);
-  std::vector<int64_t> indices(qd);
+  std::vector<int64_t> indices(pattern == Pattern::kStream ? qd * kStreamLength : qd);
   std::vector<ffr::Sample> samples(qd);
   ffr::ReadBuffer buffer;
   std::vector<uint8_t*> dsts(qd);  // kBatchInto: qd slots of one buffer
@@ -267,14 +272,20 @@ void BM_Reader(benchmark::State& state, const Dataset* ds, ffr::IoBackend backen
       cursor = (cursor + 1) % population;
       if (cold) io_bytes += DirectBytes(*ds, i);
     }
-    const ffr::Status s = pattern == Pattern::kRead        ? reader->Read(indices[0], &buffer, &samples[0])
-                          : pattern == Pattern::kBatchInto ? reader->ReadBatchInto(indices.data(), qd, dsts.data())
-                                                           : reader->ReadBatch(indices.data(), qd, &buffer, samples.data());
+    const auto consume = [](size_t, const ffr::Sample& sample) {
+      benchmark::DoNotOptimize(sample.data);
+      return ffr::Status::OK();
+    };
+    const ffr::Status s =
+        pattern == Pattern::kRead        ? reader->Read(indices[0], &buffer, &samples[0])
+        : pattern == Pattern::kBatchInto ? reader->ReadBatchInto(indices.data(), qd, dsts.data())
+        : pattern == Pattern::kStream    ? reader->ReadStream(indices.data(), indices.size(), consume)
+                                         : reader->ReadBatch(indices.data(), qd, &buffer, samples.data());
     if (!s.ok()) {
       state.SkipWithError(s.ToString().c_str());
       break;
     }
-    items += qd;
+    items += indices.size();
   }
   SetRates(state, *ds, items, io_bytes);
 }
@@ -416,6 +427,10 @@ void RegisterCases(const Dataset* ds, uint64_t warm_bytes) {
             [=](benchmark::State& st) { BM_Memory(st, ds, warm_bytes, qd, false); });
       add(CaseName(mode, "io_uring_batch", *ds, qd, false),
           [=](benchmark::State& st) { BM_Reader(st, ds, ffr::IoBackend::kIoUring, cold, Pattern::kBatch, qd, false); });
+      if (cold && qd > 1)
+        add(CaseName(mode, "io_uring_stream", *ds, qd, false), [=](benchmark::State& st) {
+          BM_Reader(st, ds, ffr::IoBackend::kIoUring, true, Pattern::kStream, qd, false);
+        });
       if (!cold)
         add(CaseName(mode, "mmap_batch_into", *ds, qd, false), [=](benchmark::State& st) {
           BM_Reader(st, ds, ffr::IoBackend::kMmap, false, Pattern::kBatchInto, qd, false);

@@ -51,9 +51,10 @@ struct Reader::Request {
   uint64_t length;
   uint64_t required;
   uint64_t size;
-  uint8_t* dst;
+  uint8_t* dst = nullptr;
   int64_t index;  // for error messages and the stored CRC
   uint64_t done = 0;
+  size_t slot = 0;  // the stream buffer a streamed request borrows
 };
 
 // An io_uring instance with the shards' descriptors registered.
@@ -260,8 +261,26 @@ void Reader::ReleaseRing(std::unique_ptr<Ring> ring) const {
   rings_->free.push_back(std::move(ring));
 }
 
-Status Reader::Submit(Request* requests, size_t count) const {
+Status Reader::Submit(Request* requests, size_t count, const StreamConsumer* consume) const {
   auto verify = [&](const Request& r) { return VerifyChecksum(r.index, r.dst + (r.required - r.size), r.size); };
+  // Stream buffers: at most one per read in flight, so a slot is always free when one can start.
+  std::vector<ReadBuffer> slots(consume ? std::min<size_t>(options_.queue_depth, count) : 0);
+  std::vector<size_t> free_slots;
+  for (size_t s = 0; s < slots.size(); ++s) free_slots.push_back(s);
+  auto borrow = [&](Request& r) {
+    if (r.dst != nullptr) return;
+    r.slot = free_slots.back();
+    free_slots.pop_back();
+    r.dst = slots[r.slot].Reserve(std::max<uint64_t>(r.length, 1));
+  };
+  // A streamed request is checked, handed over and gives its buffer back.
+  auto deliver = [&](size_t k) {
+    Request& r = requests[k];
+    Status s = verify(r);
+    if (s.ok() && consume) s = (*consume)(k, Sample{r.dst + (r.required - r.size), r.size});
+    if (consume) free_slots.push_back(r.slot);
+    return s;
+  };
   auto short_read = [&](const Request& r) {
     return Status::Corruption(Describe(r.index) + ": short read, the shard ends at byte " +
                               std::to_string(r.offset + r.done) + " (truncated file?)");
@@ -270,6 +289,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
   if (ring == nullptr) {
     for (size_t k = 0; k < count; ++k) {
       Request& r = requests[k];
+      borrow(r);
       while (r.done < r.required) {
         const uint64_t len = std::min(r.length - r.done, kMaxChunk);
         size_t got = 0;
@@ -279,7 +299,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
         if (got < len) break;
       }
       if (r.done < r.required) return short_read(r);
-      FFR_RETURN_IF_ERROR(verify(r));
+      FFR_RETURN_IF_ERROR(deliver(k));
     }
     return Status::OK();
   }
@@ -292,6 +312,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
   std::vector<size_t> resubmit;  // requests to continue after a short read
   auto queue = [&](size_t k) {
     Request& r = requests[k];
+    borrow(r);
     io_uring_sqe* sqe = io_uring_get_sqe(uring);
     const uint64_t len = std::min(r.length - r.done, kMaxChunk);
     if (ring->fixed_files()) {
@@ -317,7 +338,8 @@ Status Reader::Submit(Request* requests, size_t count) const {
     // the CRC with the reads still in flight); otherwise wait for all at once,
     // one system call per batch.
     const bool more_to_queue = next < count || !resubmit.empty();
-    const unsigned wait_nr = more_to_queue || options_.verify_checksums ? 1 : static_cast<unsigned>(in_flight);
+    const unsigned wait_nr =
+        more_to_queue || options_.verify_checksums || consume ? 1 : static_cast<unsigned>(in_flight);
     int rc = io_uring_submit_and_wait(uring, wait_nr);
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
       status = Status::FromErrno("io_uring_submit", -rc);
@@ -344,7 +366,7 @@ Status Reader::Submit(Request* requests, size_t count) const {
       r.done += static_cast<uint64_t>(res);
       if (r.done >= r.required) {
         ++completed;
-        if (status.ok()) status = verify(r);
+        if (status.ok()) status = deliver(io_uring_cqe_get_data64(cqe));
       } else if (res == 0) {
         if (status.ok()) status = short_read(r);
         ++completed;
@@ -424,6 +446,23 @@ Status Reader::ReadBatch(const int64_t* indices, size_t count, ReadBuffer* buffe
     out[k].size = requests[k].size;
   }
   return Status::OK();
+}
+
+Status Reader::ReadStream(const int64_t* indices, size_t count, const StreamConsumer& consume) const {
+  if (backend_ == IoBackend::kMmap) {
+    for (size_t k = 0; k < count; ++k) {
+      Sample sample;
+      FFR_RETURN_IF_ERROR(ViewMapped(indices + k, 1, &sample));
+      FFR_RETURN_IF_ERROR(consume(k, sample));
+    }
+    return Status::OK();
+  }
+  std::vector<Request> requests(count);
+  for (size_t k = 0; k < count; ++k) {
+    FFR_RETURN_IF_ERROR(Plan(indices[k], &requests[k]));
+    requests[k].dst = nullptr;
+  }
+  return Submit(requests.data(), count, &consume);
 }
 
 Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const {

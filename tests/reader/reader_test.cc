@@ -136,6 +136,34 @@ TEST_P(ReaderBackendTest, ManyThreadsReadAtOnce) {
   for (int t = 0; t < 8; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
+TEST_P(ReaderBackendTest, StreamDeliversEverySampleOnceWithItsBytes) {
+  ScratchDir dir("stream");
+  const auto samples = MakeSamples(150, 9000, 8);
+  WriteShards(dir.path(), samples, 7);
+  auto r = OpenOrSkip(dir.path());
+  if (!r) GTEST_SKIP() << "O_DIRECT or io_uring unsupported here";
+  std::vector<int64_t> idx;
+  std::mt19937 rng(9);
+  for (int k = 0; k < 400; ++k) idx.push_back(rng() % 150);  // many more than the 8 in flight, duplicates too
+  std::vector<int> seen(idx.size(), 0);
+  size_t wrong = 0;
+  ASSERT_TRUE(r->ReadStream(idx.data(), idx.size(), [&](size_t k, const Sample& s) {
+                 ++seen[k];
+                 wrong += AsString(s) != samples[idx[k]];
+                 return Status::OK();
+               }).ok());
+  EXPECT_EQ(wrong, 0u);
+  for (size_t k = 0; k < idx.size(); ++k) EXPECT_EQ(seen[k], 1) << "position " << k;
+
+  // The consumer's error stops the stream and comes back.
+  size_t calls = 0;
+  const Status stopped = r->ReadStream(idx.data(), idx.size(), [&](size_t, const Sample&) {
+    return ++calls == 10 ? Status::Aborted("enough") : Status::OK();
+  });
+  EXPECT_TRUE(stopped.IsAborted()) << stopped.ToString();
+  EXPECT_EQ(calls, 10u);
+}
+
 TEST_P(ReaderBackendTest, FlippedByteIsReportedWithFileAndSample) {
   ScratchDir dir("flip");
   const auto samples = MakeSamples(20, 3000, 3);
@@ -160,6 +188,7 @@ TEST_P(ReaderBackendTest, FlippedByteIsReportedWithFileAndSample) {
   const int64_t batch[3] = {1, 5, 2};
   Sample out[3];
   EXPECT_TRUE(r->ReadBatch(batch, 3, &buf, out).IsCorruption());
+  EXPECT_TRUE(r->ReadStream(batch, 3, [](size_t, const Sample&) { return Status::OK(); }).IsCorruption());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ReaderBackendTest,

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,6 +84,15 @@ class Reader {
   // With direct_io the bytes pass through an internal aligned buffer first.
   Status ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const;
 
+  // Called once per sample of a stream, in completion order: `k` is its
+  // position in `indices`; `sample` is valid only during the call. A non-OK
+  // status stops the stream and is returned.
+  using StreamConsumer = std::function<Status(size_t k, const Sample& sample)>;
+  // Reads a long list of samples keeping queue_depth reads in flight the whole
+  // time (a new read starts as each one lands, as fio does), so the device
+  // never idles between batches; memory stays at queue_depth sample buffers.
+  Status ReadStream(const int64_t* indices, size_t count, const StreamConsumer& consume) const;
+
  private:
   struct Shard;
   class Ring;
@@ -94,7 +104,10 @@ class Reader {
   // Checks `index` and fills where its bytes are: the sample itself, or its
   // 4096-aligned superset with direct_io. Leaves r->dst to the caller.
   Status Plan(int64_t index, Request* r) const;
-  Status Submit(Request* requests, size_t count) const;
+  // Reads every request. Requests without a destination (dst == nullptr)
+  // borrow one of queue_depth stream buffers while in flight and are handed
+  // to `consume` when they land.
+  Status Submit(Request* requests, size_t count, const StreamConsumer* consume = nullptr) const;
   Status VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const;
   // kMmap: the samples' places in the mapped shards, checksums checked.
   Status ViewMapped(const int64_t* indices, size_t count, Sample* out) const;
