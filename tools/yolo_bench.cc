@@ -43,14 +43,16 @@ int main(int argc, char** argv) {
 
   ffyolo::BenchResult ours, decode, base;
   if (!(s = ffyolo::BenchLoader(*dataset, o, &ours)).ok()) return Fail(s);
-  std::printf("loader: %.1f samples/s  %s, img %d, batch %d, %d workers (%.1f per worker)\n", ours.rate(), kind,
-              o.img_size, o.batch_size, o.workers, ours.rate() / o.workers);
+  std::printf("loader: %.1f samples/s  %s, img %d, batch %d, %d workers (%.1f per worker, %.1f per CPU-second)\n",
+              ours.rate(), kind, o.img_size, o.batch_size, o.workers, ours.rate() / o.workers, ours.cpu_rate());
   if (!(s = ffyolo::BenchDecodeBound(*dataset, o, &decode)).ok()) return Fail(s);
   const double per_sample = o.validation ? 1.0 : 4.0;
   const double bound = decode.rate() / per_sample;
-  std::printf("decode bound: %.1f decodes/s on 1 thread%s -> %.1f samples/s per worker; loader at %.0f%% of it\n",
+  const double cpu_bound = decode.cpu_rate() / per_sample;
+  std::printf("decode bound: %.1f decodes/s on 1 thread%s -> %.1f samples/s per worker; loader at %.0f%% of it "
+              "(per CPU-second: bound %.1f samples, loader at %.0f%%)\n",
               decode.rate(), o.decode_less ? " (DCT-scaled where the resize allows)" : "", bound,
-              100.0 * ours.rate() / o.workers / bound);
+              100.0 * ours.rate() / o.workers / bound, cpu_bound, 100.0 * ours.cpu_rate() / cpu_bound);
   if (!no_baseline) {
     o.samples = ours.items;
     s = ffyolo::BenchSmallFileBaseline(*dataset, o, &base);
@@ -59,9 +61,9 @@ int main(int argc, char** argv) {
     } else if (!s.ok()) {
       return Fail(s);
     } else {
-      std::printf("baseline: %.1f samples/s  small files + cv::imread + %s, %d workers; loader %.2fx\n", base.rate(),
-                  o.validation ? "letterbox" : "2s x 2s canvas mosaic + warpAffine", o.workers,
-                  ours.rate() / base.rate());
+      std::printf("baseline: %.1f samples/s  small files + cv::imread + %s, %d workers; loader %.2fx "
+                  "(per CPU-second %.2fx)\n", base.rate(), o.validation ? "letterbox" : "2s x 2s canvas mosaic + warpAffine",
+                  o.workers, ours.rate() / base.rate(), ours.cpu_rate() / base.cpu_rate());
     }
   }
   return 0;

@@ -28,6 +28,11 @@ TEST(LoaderBenchTest, LoaderDecodeBoundAndBaselineMeasure) {
   ASSERT_TRUE(BenchDecodeBound(*d, o, &decode).ok());
   EXPECT_GE(decode.items, 48);  // at least one pass over the 48 training images
   EXPECT_GE(decode.seconds, 2.0);
+  // One decoding thread: CPU time accrues, at most at the wall clock's pace (plus the process's idle threads' crumbs).
+  EXPECT_GT(decode.cpu_seconds, 0.2);
+  EXPECT_LT(decode.cpu_seconds, decode.seconds * 1.2);
+  EXPECT_GT(loader.cpu_seconds, 0);
+  EXPECT_GT(loader.cpu_rate(), 0);
   ffr::Status s = BenchSmallFileBaseline(*d, o, &baseline);
   if (s.IsNotSupported()) GTEST_SKIP() << s.message();
   ASSERT_TRUE(s.ok()) << s.ToString();

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <thread>
 
@@ -31,6 +32,30 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Wall and process CPU time from Start() to Stop().
+class Stopwatch {
+ public:
+  void Start() {
+    wall_ = Clock::now();
+    cpu_ = ProcessCpuSeconds();
+  }
+  double Seconds() const { return ffyolo::Seconds(wall_); }
+  void Stop(BenchResult* result) const {
+    result->seconds = Seconds();
+    result->cpu_seconds = ProcessCpuSeconds() - cpu_;
+  }
+
+ private:
+  Clock::time_point wall_;
+  double cpu_ = 0;
+};
 
 Status ResolveSplit(const Dataset& dataset, const LoaderBenchOptions& o, std::string* split) {
   if (!o.split.empty()) {
@@ -69,7 +94,7 @@ Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchRes
   const int64_t want = o.samples > 0 ? o.samples : loader->samples_per_epoch();
   int64_t epoch = 0, done = 0;
   bool warm = false;
-  Clock::time_point start;
+  Stopwatch watch;
   FFR_RETURN_IF_ERROR(loader->Start(epoch));
   while (done < want) {
     const Batch* b = nullptr;
@@ -80,14 +105,14 @@ Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchRes
     }
     if (!warm) {  // the first batch pays for thread start-up and first allocations
       warm = true;
-      start = Clock::now();
+      watch.Start();
     } else {
       done += b->size;
     }
     loader->Release(b);
   }
   result->items = done;
-  result->seconds = Seconds(start);
+  watch.Stop(result);
   return Status::OK();
 }
 
@@ -97,10 +122,11 @@ Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& o, Ben
   std::vector<std::string> records;
   FFR_RETURN_IF_ERROR(ReadAllRecords(dataset, split, &records));
   ImageDecoder decoder;
-  const auto start = Clock::now();
+  Stopwatch watch;
+  watch.Start();
   int64_t decodes = 0;
   // At least two seconds and one pass over the split.
-  for (size_t i = 0; decodes < static_cast<int64_t>(records.size()) || Seconds(start) < 2.0; ++i) {
+  for (size_t i = 0; decodes < static_cast<int64_t>(records.size()) || watch.Seconds() < 2.0; ++i) {
     const std::string& r = records[i % records.size()];
     RecordView v;
     FFR_RETURN_IF_ERROR(RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), split, &v));
@@ -113,7 +139,7 @@ Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& o, Ben
     ++decodes;
   }
   result->items = decodes;
-  result->seconds = Seconds(start);
+  watch.Stop(result);
   return Status::OK();
 }
 
@@ -206,11 +232,12 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
       ToNormalized(boxes, s, s);
     }
   };
-  const auto start = Clock::now();
+  Stopwatch watch;
+  watch.Start();
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, o.workers); ++t) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  result->seconds = Seconds(start);
+  watch.Stop(result);
   result->items = want;
   if (o.workdir.empty()) fs::remove_all(dir);
   if (failed) return Status::IOError(dir + ": cv::imread failed on a baseline file");

@@ -24,10 +24,15 @@ struct LoaderBenchOptions {
   std::string workdir;      // where the baseline's small files go ("" = a temporary directory)
 };
 
+// Items per wall second, and per CPU second of the whole process: on a shared
+// host the second says what the work costs even when another tenant takes
+// a core away for a while.
 struct BenchResult {
   int64_t items = 0;  // samples, or decodes for the decode bound
   double seconds = 0;
+  double cpu_seconds = 0;
   double rate() const { return seconds > 0 ? items / seconds : 0; }
+  double cpu_rate() const { return cpu_seconds > 0 ? items / cpu_seconds : 0; }
 };
 
 // The loader itself.
