@@ -174,6 +174,21 @@ int ffr_reader_read_batch(const ffr_reader* reader, const int64_t* indices, size
   });
 }
 
+int ffr_reader_read_stream(const ffr_reader* reader, const int64_t* indices, size_t count,
+                           ffr_stream_consumer consume, void* user) {
+  return Guarded([&] {
+    if (count == 0) return Status::OK();
+    if (indices == nullptr || consume == nullptr)
+      return Status::InvalidArgument("ffr_reader_read_stream: NULL indices or consumer");
+    return reader->reader->ReadStream(indices, count, [&](size_t k, const ffr::Sample& s) {
+      const int rc = consume(user, k, s.data, s.size);
+      if (rc == 0) return Status::OK();
+      return Status::Aborted("ffr_reader_read_stream: the consumer stopped at position " + std::to_string(k) +
+                             " (it returned " + std::to_string(rc) + ")");
+    });
+  });
+}
+
 int ffr_writer_create(const char* path, int64_t count, ffr_writer** out) {
   return Guarded([&] {
     if (path == nullptr || out == nullptr) return Status::InvalidArgument("ffr_writer_create: NULL path or out");

@@ -69,6 +69,7 @@ struct Config {
   const char* name;
   ffr_backend backend;
   int direct_io;
+  const char* backend_name;  // what ffr_reader_backend says
 };
 
 class CApiRoundTripTest : public ::testing::TestWithParam<Config> {};
@@ -94,7 +95,7 @@ TEST_P(CApiRoundTripTest, ReadsBackWhatWasWritten) {
   if (rc == FFR_NOT_SUPPORTED) GTEST_SKIP() << LastError();
   ASSERT_EQ(rc, FFR_OK) << LastError();
   if (GetParam().backend != FFR_BACKEND_AUTO) {
-    EXPECT_STREQ(ffr_reader_backend(h.r), GetParam().backend == FFR_BACKEND_PREAD ? "pread" : "io_uring");
+    EXPECT_STREQ(ffr_reader_backend(h.r), GetParam().backend_name);
   }
   ASSERT_EQ(ffr_reader_size(h.r), static_cast<int64_t>(samples.size()));
 
@@ -130,13 +131,35 @@ TEST_P(CApiRoundTripTest, ReadsBackWhatWasWritten) {
       << LastError();
   for (size_t k = 0; k < indices.size(); ++k) EXPECT_EQ(outs[k], samples[indices[k]]) << "batch slot " << k;
   EXPECT_EQ(ffr_reader_read_batch(h.r, nullptr, 0, nullptr, nullptr), FFR_OK);
+
+  // The same list as a stream: every position once, with its bytes; a consumer may stop it.
+  struct Seen {
+    const std::vector<std::string>* samples;
+    const std::vector<int64_t>* indices;
+    std::vector<int> count;
+    size_t wrong = 0;
+  } seen{&samples, &indices, std::vector<int>(indices.size(), 0)};
+  auto consume = [](void* user, size_t k, const void* data, uint64_t size) {
+    Seen* s = static_cast<Seen*>(user);
+    ++s->count[k];
+    s->wrong += std::string(static_cast<const char*>(data), size) != (*s->samples)[(*s->indices)[k]];
+    return 0;
+  };
+  ASSERT_EQ(ffr_reader_read_stream(h.r, indices.data(), indices.size(), consume, &seen), FFR_OK) << LastError();
+  EXPECT_EQ(seen.wrong, 0u);
+  EXPECT_EQ(seen.count, std::vector<int>(indices.size(), 1));
+  auto stop = [](void*, size_t, const void*, uint64_t) { return 5; };
+  EXPECT_EQ(ffr_reader_read_stream(h.r, indices.data(), indices.size(), stop, nullptr), FFR_ABORTED);
+  EXPECT_NE(LastError().find("consumer stopped"), std::string::npos) << LastError();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CApiRoundTripTest,
-                         ::testing::Values(Config{"auto", FFR_BACKEND_AUTO, 0}, Config{"pread", FFR_BACKEND_PREAD, 0},
-                                           Config{"io_uring", FFR_BACKEND_IO_URING, 0},
-                                           Config{"io_uring_direct", FFR_BACKEND_IO_URING, 1},
-                                           Config{"pread_direct", FFR_BACKEND_PREAD, 1}),
+                         ::testing::Values(Config{"auto", FFR_BACKEND_AUTO, 0, ""},
+                                           Config{"pread", FFR_BACKEND_PREAD, 0, "pread"},
+                                           Config{"io_uring", FFR_BACKEND_IO_URING, 0, "io_uring"},
+                                           Config{"io_uring_direct", FFR_BACKEND_IO_URING, 1, "io_uring"},
+                                           Config{"pread_direct", FFR_BACKEND_PREAD, 1, "pread"},
+                                           Config{"mmap", FFR_BACKEND_MMAP, 0, "mmap"}),
                          [](const ::testing::TestParamInfo<Config>& info) { return std::string(info.param.name); });
 
 TEST(CApiTest, CodeNamesMatchTheStatusNames) {

@@ -82,7 +82,7 @@ void ffr_reader_close(ffr_reader* reader);
 /* The number of samples over all shards. */
 int64_t ffr_reader_size(const ffr_reader* reader);
 
-/* "io_uring" or "pread": the backend in use. */
+/* "io_uring", "pread" or "mmap": the backend in use. */
 const char* ffr_reader_backend(const ffr_reader* reader);
 
 /* The size in bytes and the stored CRC-32 of sample `index`. */
@@ -99,6 +99,16 @@ int ffr_reader_read(const ffr_reader* reader, int64_t index, void* dst, uint64_t
  * indices are allowed. On failure the contents of dsts are unspecified. */
 int ffr_reader_read_batch(const ffr_reader* reader, const int64_t* indices, size_t count, void* const* dsts,
                           const uint64_t* capacities);
+
+/* Called once per sample of a stream, in completion order: k is its position
+ * in `indices`; `data` is valid only during the call. Return 0 to go on; any
+ * other value stops the stream, which then fails with FFR_ABORTED. */
+typedef int (*ffr_stream_consumer)(void* user, size_t k, const void* data, uint64_t size);
+
+/* Reads `count` samples keeping the queue depth's worth of reads in flight the
+ * whole time (Reader::ReadStream), handing each to `consume` as it lands. */
+int ffr_reader_read_stream(const ffr_reader* reader, const int64_t* indices, size_t count,
+                           ffr_stream_consumer consume, void* user);
 
 /* ---- Shard writer ----
  * Writes one shard of exactly `count` samples to "<path>.tmp" and renames it
