@@ -3,7 +3,6 @@
 // (itself, with torchrun's environment); started by torchrun or srun it is one
 // worker (docs/distributed.md).
 #include <CLI/CLI.hpp>
-#include <sched.h>
 
 #include <csignal>
 #include <cstdio>
@@ -23,22 +22,12 @@ void OnStopSignal(int sig) {
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends it at once
 }
 
-// The CPUs this process may run on.
-std::vector<int> AllowedCpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 // --bind-numa: one binding per local worker (GPU runs: the node of its GPU).
 ffr::Status PlanBindings(int local_world_size, bool cuda, const ffyolo::EnvMap& env,
                          std::vector<ffyolo::NumaBinding>* plan) {
   ffyolo::NumaPlanOptions po;
   po.local_world_size = local_world_size;
-  po.allowed_cpus = AllowedCpus();
+  po.allowed_cpus = ffyolo::AffinityCpus();
   if (cuda) {
     po.gpu_pci_ids = ffyolo::ListGpuPciIds(po.sysfs_root, env);
     if (static_cast<int>(po.gpu_pci_ids.size()) < local_world_size)
@@ -109,19 +98,13 @@ int main(int argc, char** argv) {
   if (summary) {
     std::string text;
     ffr::Status s = ffyolo::ModelSummaryText(o.cfg, nc, o.img_size, &text);
-    if (!s.ok()) {
-      std::fprintf(stderr, "yolo-train: %s\n", s.ToString().c_str());
-      return 1;
-    }
+    if (!s.ok()) return Fail("", s);
     std::fputs(text.c_str(), stdout);
     return 0;
   }
   if (resume_latest) {
     ffr::Status s = ffyolo::FindLastCheckpoint(o.project, &resume);
-    if (!s.ok()) {
-      std::fprintf(stderr, "yolo-train: --resume: %s\n", s.ToString().c_str());
-      return 1;
-    }
+    if (!s.ok()) return Fail("--resume: ", s);
   }
   o.resume = resume;
   if (o.data.empty() && o.resume.empty()) {
@@ -165,9 +148,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "yolo-train: %s\n", s.message().c_str());
     return kExitStopped;
   }
-  if (!s.ok()) {
-    std::fprintf(stderr, "yolo-train: %s\n", s.ToString().c_str());
-    return 1;
-  }
+  if (!s.ok()) return Fail("", s);
   return 0;
 }

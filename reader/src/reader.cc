@@ -468,10 +468,9 @@ Status Reader::ReadStream(const int64_t* indices, size_t count, const StreamCons
 Status Reader::ReadBatchInto(const int64_t* indices, size_t count, uint8_t* const* dsts) const {
   if (backend_ == IoBackend::kMmap) {
     for (size_t k = 0; k < count; ++k) {
-      Request r;
-      FFR_RETURN_IF_ERROR(Plan(indices[k], &r));
-      std::memcpy(dsts[k], shards_[r.shard].map + r.offset, r.size);
-      FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], dsts[k], r.size));
+      Sample sample;
+      FFR_RETURN_IF_ERROR(ViewMapped(indices + k, 1, &sample));
+      std::memcpy(dsts[k], sample.data, sample.size);
     }
     return Status::OK();
   }

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 #include <numaif.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -290,41 +289,32 @@ int RunInChild(const std::function<int()>& body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-std::vector<int> Affinity() {
-  cpu_set_t set;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
-
 TEST(ApplyNumaBindingTest, PinsToOneCpu) {
-  const std::vector<int> before = Affinity();
+  const std::vector<int> before = AffinityCpus();
   ASSERT_FALSE(before.empty());
   const int cpu = before.back();
   EXPECT_EQ(RunInChild([cpu] {
               if (ApplyNumaBinding(Bound(-1, {cpu})) != 0) return 1;
-              return Affinity() == std::vector<int>{cpu} ? 0 : 2;
+              return AffinityCpus() == std::vector<int>{cpu} ? 0 : 2;
             }),
             0);
-  EXPECT_EQ(Affinity(), before);
+  EXPECT_EQ(AffinityCpus(), before);
 }
 
 TEST(ApplyNumaBindingTest, EmptyBindingChangesNothing) {
-  const std::vector<int> before = Affinity();
+  const std::vector<int> before = AffinityCpus();
   EXPECT_EQ(RunInChild([&before] {
               if (ApplyNumaBinding(kUnbound) != 0) return 1;
-              return Affinity() == before ? 0 : 2;
+              return AffinityCpus() == before ? 0 : 2;
             }),
             0);
 }
 
 TEST(ApplyNumaBindingTest, CpuBeyondTheSetIsInvalid) {
-  const std::vector<int> before = Affinity();
+  const std::vector<int> before = AffinityCpus();
   EXPECT_EQ(RunInChild([&before] {
               if (ApplyNumaBinding(Bound(-1, {CPU_SETSIZE + 5})) != EINVAL) return 1;
-              return Affinity() == before ? 0 : 2;
+              return AffinityCpus() == before ? 0 : 2;
             }),
             0);
 }

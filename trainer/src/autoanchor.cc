@@ -221,8 +221,8 @@ AutoAnchorResult CheckAnchors(const LabelIndex& index, int img_size, double anch
   const std::vector<AnchorWh> sizes = LabelSizes(index, img_size);
   const size_t tiny = std::count_if(sizes.begin(), sizes.end(), [](const AnchorWh& b) { return b.w < 3 || b.h < 3; });
   if (tiny > 0)
-    result.report += Format("AutoAnchor: WARNING extremely small objects found: %.0f of %.0f labels are < 3 pixels "
-                            "in size\n", static_cast<double>(tiny), static_cast<double>(sizes.size()));
+    result.report += "AutoAnchor: WARNING extremely small objects found: " + std::to_string(tiny) + " of " +
+                     std::to_string(sizes.size()) + " labels are < 3 pixels in size\n";
   const std::vector<AnchorWh> proposed = EvolveAnchors(sizes, anchors->size(), img_size, anchor_t, 1000, seed + 1);
   const AnchorFit fit = FitAnchors(wh, proposed, anchor_t);
   if (fit.bpr > result.before.bpr) {

@@ -20,23 +20,31 @@ struct Communicator::Impl {
   const char* backend = "gloo";
   std::deque<c10::intrusive_ptr<c10d::Work>> pending;
 
-  // Waits for `work`; a failure names this rank and the operation.
+  // Starts a collective and waits for it: a failure of either names this rank, the operation and the backend.
+  template <typename Launch>
+  c10::intrusive_ptr<c10d::Work> Start(const char* what, Launch launch) {
+    try {
+      return launch();
+    } catch (const std::exception& e) {
+      Fail(what, e);
+    }
+  }
   void Wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
     try {
       work->wait(timeout);
     } catch (const std::exception& e) {
-      throw std::runtime_error("rank " + std::to_string(env.rank) + ": " + what + " over " + backend +
-                               " failed (did another rank die? its log says why): " + e.what());
+      Fail(what, e);
     }
   }
+  [[noreturn]] void Fail(const char* what, const std::exception& e) const {
+    throw std::runtime_error("rank " + std::to_string(env.rank) + ": " + what + " over " + backend +
+                             " failed (did another rank die? its log says why): " + e.what());
+  }
   c10::intrusive_ptr<c10d::Work> StartSum(at::Tensor& tensor, const char* what) {
-    std::vector<at::Tensor> one{tensor};
-    try {
+    return Start(what, [&] {
+      std::vector<at::Tensor> one{tensor};
       return group->allreduce(one, c10d::AllreduceOptions{});
-    } catch (const std::exception& e) {
-      throw std::runtime_error("rank " + std::to_string(env.rank) + ": " + what + " over " + backend +
-                               " failed: " + e.what());
-    }
+    });
   }
 };
 
@@ -123,11 +131,7 @@ void Communicator::Broadcast(const std::vector<at::Tensor>& tensors, int root) {
     std::vector<at::Tensor> flat{torch::cat(flat_views).to(impl_->device)};
     c10d::BroadcastOptions options;
     options.rootRank = root;
-    try {
-      impl_->Wait(impl_->group->broadcast(flat, options), "broadcast");
-    } catch (const c10::Error& e) {
-      throw std::runtime_error("rank " + std::to_string(rank()) + ": broadcast failed: " + e.what());
-    }
+    impl_->Wait(impl_->Start("broadcast", [&] { return impl_->group->broadcast(flat, options); }), "broadcast");
     int64_t offset = 0;
     for (const at::Tensor& t : group) {
       const int64_t n = t.numel();

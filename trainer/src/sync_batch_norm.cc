@@ -47,7 +47,6 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     ctx->save_for_backward({x_hat, weight, invstd});
     ctx->saved_data["total"] = total;
     ctx->saved_data["comm"] = reinterpret_cast<int64_t>(comm);
-    ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
     return (x_hat * PerChannel(weight) + PerChannel(bias)).to(x.scalar_type());
   }
 
@@ -58,7 +57,7 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     const torch::Tensor& invstd = saved[2];
     const double total = ctx->saved_data["total"].toDouble();
     auto* comm = reinterpret_cast<Communicator*>(ctx->saved_data["comm"].toInt());
-    const auto dtype = static_cast<c10::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const c10::ScalarType dtype = grad_outputs[0].scalar_type();  // the output's, hence the input's
     const torch::Tensor dy = grad_outputs[0].to(torch::kFloat);
     const int64_t channels = x_hat.size(1);
     const torch::Tensor sum_dy = dy.sum({0, 2, 3});

@@ -179,6 +179,7 @@ Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
     o.threads = n["threads"].as<int>(0);
     o.sync_bn = n["sync_bn"].as<bool>(false);
     o.noautoanchor = n["noautoanchor"].as<bool>(false);
+    o.dist.world_size = n["world_size"].as<int>(1);  // the world it was saved by; a launch sets its own
     *out = o;
     return Status::OK();
   } catch (const YAML::Exception& e) {
@@ -217,11 +218,13 @@ Status TrainProcess(const TrainOptions& requested, TrainSummary* summary) {
   CheckpointInfo resumed;
   const bool resuming = !opt.resume.empty();
   std::string save_dir;
+  int saved_world = 1;  // resuming: the world size the checkpoint was written by
   if (resuming) {
     FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.resume, &resumed));
     if (resumed.epoch < 0 && resumed.next_batch == 0)
       return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
     FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
+    saved_world = opt.dist.world_size;
     // This launch decides where the ranks run; the checkpoint decides everything else.
     opt.resume = requested.resume;
     opt.on_batch = requested.on_batch;
@@ -393,11 +396,6 @@ Status TrainProcess(const TrainOptions& requested, TrainSummary* summary) {
     start_epoch = resumed.epoch + 1;
     first_batch = resumed.next_batch;
     if (main_rank) ReadResultsCsv(save_dir + "/results.csv", &results);
-    int saved_world = world;
-    try {
-      saved_world = YAML::Load(resumed.opt_yaml)["world_size"].as<int>(1);
-    } catch (const YAML::Exception&) {
-    }
     if (saved_world != world && main_rank)
       std::fprintf(stderr, "warning: %s was saved by %d rank(s) and resumes on %d: each rank's share of the "
                    "epoch changes, so the rest of it is not the exact continuation\n", opt.resume.c_str(),

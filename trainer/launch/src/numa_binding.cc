@@ -178,6 +178,15 @@ Status PlanNumaBinding(const NumaPlanOptions& options, std::vector<NumaBinding>*
   return Status::OK();
 }
 
+std::vector<int> AffinityCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
 int ApplyNumaBinding(const NumaBinding& binding) {
   int first_error = 0;
   if (!binding.cpus.empty()) {

@@ -52,6 +52,10 @@ ffr::Status PlanNumaBinding(const NumaPlanOptions& options, std::vector<NumaBind
 // leave the list as is. No CUDA calls.
 std::vector<std::string> ListGpuPciIds(const std::string& sysfs_root, const EnvMap& env);
 
+// The CPUs the calling thread may run on (sched_getaffinity), ascending: what
+// NumaPlanOptions::allowed_cpus should hold for the launcher itself.
+std::vector<int> AffinityCpus();
+
 // Applies `binding` to the calling thread, and so to threads and programs it
 // starts afterwards: sched_setaffinity for the CPUs, a preferred (not strict)
 // memory policy for the node. Tries both parts and returns 0 or the errno of
