@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)");
   loader->add_flag("--val", o.validation, "Validation samples (letterbox, rect batches) instead of mosaic");
   loader->add_option("--samples", o.samples, "Samples to time (default: one epoch)");
-  loader->add_flag("--full-decode", full_decode, "Always decode JPEGs at full size (no DCT scaling)");
+  loader->add_flag("--full-decode", full_decode, "Decode every JPEG whole and at full size (no DCT scaling, no mosaic region decodes)");
   loader->add_flag("--no-baseline", no_baseline, "Skip the small-file baseline");
   loader->add_option("--workdir", o.workdir, "Where the baseline writes its files (default: a temporary dir)");
   CLI11_PARSE(app, argc, argv);

@@ -18,6 +18,20 @@ int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size) {
   return augment || r > 1 ? cv::INTER_LINEAR : cv::INTER_AREA;
 }
 
+cv::Rect ResizeSourceRegion(const cv::Rect& region, cv::Size src, cv::Size dst) {
+  // OpenCV samples dst pixel d at source coordinate (d + 0.5) * src / dst - 0.5,
+  // between its floor and the pixel after it, clamped to the image.
+  const auto source_span = [](int first, int end, int src_n, int dst_n, int* lo, int* hi) {
+    const double scale = static_cast<double>(src_n) / dst_n;
+    *lo = std::clamp(static_cast<int>(std::floor((first + 0.5) * scale - 0.5)) - 1, 0, src_n);
+    *hi = std::clamp(static_cast<int>(std::floor((end - 0.5) * scale - 0.5)) + 3, 0, src_n);
+  };
+  int x0, x1, y0, y1;
+  source_span(region.x, region.br().x, src.width, dst.width, &x0, &x1);
+  source_span(region.y, region.br().y, src.height, dst.height, &y0, &y1);
+  return cv::Rect(cv::Point(x0, y0), cv::Point(x1, y1));
+}
+
 LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup) {
   LetterboxPlan plan;
   plan.ratio = std::min(static_cast<double>(target_h) / h, static_cast<double>(target_w) / w);

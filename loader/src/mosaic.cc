@@ -244,7 +244,7 @@ class VirtualCanvas {
       : xc_(plan[0].x2a), yc_(plan[0].y2a) {
     std::memset(fill_, kPadValue, sizeof(fill_));
     for (int k = 0; k < 4; ++k) {
-      if (tiles[k].empty()) continue;  // not sampled by the warp (TilesSampledByWarp): never looked up
+      if (tiles[k].empty()) continue;  // not sampled by the warp (TileRegionsSampledByWarp): never looked up
       rects_[k] = plan[k].canvas_rect();
       if (!rects_[k].empty()) crops_[k] = tiles[k](plan[k].tile_rect());
     }
@@ -414,11 +414,11 @@ class RowWriter {
 
 }  // namespace
 
-std::array<bool, 4> TilesSampledByWarp(const std::array<MosaicTile, 4>& plan, int s, const cv::Matx33d& m) {
-  std::array<bool, 4> sampled;
-  sampled.fill(true);
+std::array<cv::Rect, 4> TileRegionsSampledByWarp(const std::array<MosaicTile, 4>& plan, int s, const cv::Matx33d& m) {
+  std::array<cv::Rect, 4> regions;
+  for (int k = 0; k < 4; ++k) regions[k] = plan[k].tile_rect();
   const double det = m(0, 0) * m(1, 1) - m(0, 1) * m(1, 0);
-  if (!IsAffine(m) || std::abs(det) < 1e-9) return sampled;
+  if (!IsAffine(m) || std::abs(det) < 1e-9) return regions;
   // An affine map sends the output square to a parallelogram whose bounding box
   // holds every canvas point sampled; its corners bound it.
   const cv::Matx33d inv = m.inv();
@@ -431,12 +431,14 @@ std::array<bool, 4> TilesSampledByWarp(const std::array<MosaicTile, 4>& plan, in
   // Bilinear reads (sx + 1, sy + 1); OpenCV rounds M^-1 to 1/1024 and the
   // point to 1/32 pixel: two pixels of margin cover both.
   constexpr double kMargin = 2;
+  const auto clamped = [s](double v) { return static_cast<int>(std::clamp(v, -1.0, 2.0 * s + 1)); };
+  const cv::Rect sampled(cv::Point(clamped(std::floor(x0 - kMargin)), clamped(std::floor(y0 - kMargin))),
+                         cv::Point(clamped(std::ceil(x1 + kMargin)) + 1, clamped(std::ceil(y1 + kMargin)) + 1));
   for (int k = 0; k < 4; ++k) {
-    const cv::Rect r = plan[k].canvas_rect();
-    sampled[k] = !r.empty() && r.x <= x1 + kMargin && x0 - kMargin < r.x + r.width && r.y <= y1 + kMargin &&
-                 y0 - kMargin < r.y + r.height;
+    const cv::Rect canvas = plan[k].canvas_rect() & sampled;
+    regions[k] = canvas.empty() ? cv::Rect() : canvas - cv::Point(plan[k].padw(), plan[k].padh());
   }
-  return sampled;
+  return regions;
 }
 
 void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile, 4>& plan, int s,

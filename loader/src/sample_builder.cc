@@ -85,17 +85,26 @@ bool SampleBuilder::Read(const int64_t* indices, int count, SampleError* error) 
   return true;
 }
 
-bool SampleBuilder::Decode(int k, bool augment, SampleError* error) {
+bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleError* error) {
   Loaded& l = *loaded_[k];
   const RecordView& rec = l.record;
   const int s = ctx_.img_size;
   const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
+  DecodeOptions options;
+  if (ctx_.decode_less) options.min_w = target.width, options.min_h = target.height;
+  // The region in decoded pixels: the record's size gives the decoder's scale
+  // before decoding (a record that lies about it fails the check below).
+  const int expected_denominator =
+      rec.encoding() == ImageEncoding::kJpeg ? DctScaleDenominator(l.orig_w, l.orig_h, options) : 1;
+  const cv::Size expected((l.orig_w + expected_denominator - 1) / expected_denominator,
+                          (l.orig_h + expected_denominator - 1) / expected_denominator);
+  const int interpolation = LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s);
+  if (!needed.empty())
+    options.region = expected == target ? needed : ResizeSourceRegion(needed, expected, target);
   cv::Mat decoded;
   int denominator = 1;
-  const int min_w = ctx_.decode_less ? target.width : 0;
-  const int min_h = ctx_.decode_less ? target.height : 0;
   ffr::Status st = l.decoder.Decode(rec.image_data(), rec.image_size(), rec.encoding(),
-                                    l.where + " (" + std::string(rec.file_name()) + ")", min_w, min_h, &decoded,
+                                    l.where + " (" + std::string(rec.file_name()) + ")", options, &decoded,
                                     &denominator);
   if (!st.ok()) {
     *error = {l.index, st};
@@ -113,13 +122,13 @@ bool SampleBuilder::Decode(int k, bool augment, SampleError* error) {
     l.image = decoded;
   } else {
     l.image = ImageView(&l.resized, target.height, target.width);
-    cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
+    cv::resize(decoded, l.image, target, 0, 0, interpolation);
   }
   return true;
 }
 
 bool SampleBuilder::Load(int64_t index, bool augment, SampleError* error) {
-  return Read(&index, 1, error) && Decode(0, augment, error);
+  return Read(&index, 1, error) && Decode(0, augment, cv::Rect(), error);
 }
 
 bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
@@ -149,11 +158,11 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   }
   double scale = 1;
   const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), 2 * s, 2 * s, s, s, &scale);
-  const std::array<bool, 4> sampled = TilesSampledByWarp(plan, s, m);
+  const std::array<cv::Rect, 4> regions = TileRegionsSampledByWarp(plan, s, m);
   std::array<cv::Mat, 4> tiles;  // unsampled ones stay empty
   for (int k = 0; k < 4; ++k) {
-    if (!sampled[k]) continue;
-    if (!Decode(k, /*augment=*/true, error)) return false;
+    if (regions[k].empty()) continue;
+    if (!Decode(k, /*augment=*/true, ctx_.decode_less ? regions[k] : cv::Rect(), error)) return false;
     tiles[k] = loaded_[k]->image;
   }
   WarpMosaic(tiles, plan, s, m, out);

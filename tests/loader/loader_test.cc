@@ -111,6 +111,20 @@ TEST(LoaderTest, SameBatchesWhateverTheThreadCount) {
   ExpectSame(Drain(one.get(), 1), Drain(three.get(), 1));
 }
 
+TEST(LoaderTest, RegionDecodesGiveTheBatchesOfWholeDecodes) {
+  // At 256 the synthetic images (160 to 320 pixels) are resized both ways but
+  // never shrunk 2x, so decode_less changes only the mosaic tiles' region
+  // decodes, and the batches must not change at all.
+  LoaderOptions o = TrainOptions(2);
+  o.img_size = 256;
+  o.hyp.mosaic = 1;
+  o.hyp.scale = 0.9;  // zoom in and out far: regions from slivers to whole tiles
+  auto regions = OpenLoader(o);
+  o.decode_less = false;
+  auto whole = OpenLoader(o);
+  ExpectSame(Drain(regions.get(), 0), Drain(whole.get(), 0));
+}
+
 TEST(LoaderTest, EpochsDiffer) {
   auto loader = OpenLoader(TrainOptions(2));
   const auto e0 = Drain(loader.get(), 0, 0, 1);
@@ -286,7 +300,7 @@ TEST(BatchGridTest, ShowWritesAGridOfTheFirstBatch) {
   cv::Mat img;
   int denominator = 0;
   ASSERT_TRUE(decoder.Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), ImageEncoding::kJpeg, "grid",
-                             0, 0, &img, &denominator)
+                             DecodeOptions(), &img, &denominator)
                   .ok());
   EXPECT_EQ(img.cols, 3 * 128);  // 9 images in a 3 x 3 grid
   EXPECT_EQ(img.rows, 3 * 128);

@@ -37,6 +37,39 @@ TEST(LoadResizeSizeTest, ReproducesV7FloatTruncation) {
   EXPECT_EQ(LoadResizeSize(100, 154, 640), cv::Size(415, 639));  // 100 * 640 / 154 = 415.58
 }
 
+// Pixels outside ResizeSourceRegion, garbled, leave the resized region
+// unchanged: shrinking, enlarging, exact halving (OpenCV's INTER_AREA
+// shortcut) and odd ratios, regions at every edge.
+TEST(ResizeSourceRegionTest, ResizedRegionDependsOnlyOnIt) {
+  cv::RNG rng(5);
+  const cv::Size pairs[][2] = {{{640, 480}, {416, 312}}, {{640, 480}, {320, 240}}, {{333, 251}, {640, 482}},
+                               {{581, 400}, {639, 440}}, {{100, 154}, {415, 639}}, {{1000, 667}, {640, 426}}};
+  double sources = 0, wholes = 0;
+  for (const auto& pair : pairs) {
+    const cv::Size src_size = pair[0], dst_size = pair[1];
+    cv::Mat src(src_size, CV_8UC3);
+    rng.fill(src, cv::RNG::UNIFORM, 0, 256);
+    cv::Mat expected;
+    cv::resize(src, expected, dst_size, 0, 0, cv::INTER_LINEAR);
+    for (int i = 0; i < 30; ++i) {
+      const int x = rng.uniform(0, dst_size.width), y = rng.uniform(0, dst_size.height);
+      const cv::Rect region(x, y, rng.uniform(1, dst_size.width - x + 1), rng.uniform(1, dst_size.height - y + 1));
+      SCOPED_TRACE(::testing::PrintToString(src_size) + " -> " + ::testing::PrintToString(dst_size) + " " +
+                   ::testing::PrintToString(region));
+      const cv::Rect source = ResizeSourceRegion(region, src_size, dst_size);
+      ASSERT_EQ(source & cv::Rect({0, 0}, src_size), source);
+      cv::Mat garbled = cv::Scalar::all(255) - src;
+      src(source).copyTo(garbled(source));
+      cv::Mat actual;
+      cv::resize(garbled, actual, dst_size, 0, 0, cv::INTER_LINEAR);
+      ASSERT_EQ(cv::norm(actual(region), expected(region), cv::NORM_INF), 0);
+      sources += source.area();
+      wholes += src_size.area();
+    }
+  }
+  EXPECT_LT(sources, 0.7 * wholes);  // regions are not the whole image
+}
+
 TEST(LoadResizeSizeTest, Interpolation) {
   EXPECT_EQ(LoadResizeInterpolation(false, 1000, 667, 640), cv::INTER_AREA);  // val downscale
   EXPECT_EQ(LoadResizeInterpolation(true, 1000, 667, 640), cv::INTER_LINEAR);

@@ -95,8 +95,9 @@ struct Decoded {
 Decoded Decode(ImageDecoder* decoder, const Bytes& bytes, int min_w = 0, int min_h = 0,
                ImageEncoding encoding = ImageEncoding::kJpeg) {
   Decoded d;
-  d.status = decoder->Decode(bytes.data(), bytes.size(), encoding, "sample 7 (test.ffr)", min_w, min_h, &d.image,
-                             &d.scale);
+  DecodeOptions options;
+  options.min_w = min_w, options.min_h = min_h;
+  d.status = decoder->Decode(bytes.data(), bytes.size(), encoding, "sample 7 (test.ffr)", options, &d.image, &d.scale);
   return d;
 }
 
@@ -292,6 +293,122 @@ TEST(ImageDecoder, ReusesItsBufferAcrossSizes) {
   ASSERT_TRUE(third.status.ok()) << third.status.ToString();
   EXPECT_EQ(third.image.data, data);
   EXPECT_GT(cv::PSNR(third.image, big), 30.0);
+}
+
+// Region decodes against full decodes of the same bytes: every pixel inside
+// the region equal to the bit, for each JPEG variant, DCT scale and region
+// shape (edges on and off iMCU boundaries, one pixel, touching each image
+// edge). The buffer first holds another image of the same size, so pixels
+// the region decode did not write still show it: some must, or nothing was
+// saved.
+struct RegionCase {
+  const char* name;
+  Bytes jpeg;
+};
+
+std::vector<RegionCase> RegionCases() {
+  const cv::Mat src = MakeBgr(333, 251);  // odd sizes: partial iMCUs on the right and bottom
+  return {{"s420", EncodeBgrJpeg(src, TJSAMP_420)},
+          {"s422", EncodeBgrJpeg(src, TJSAMP_422)},
+          {"s444", EncodeBgrJpeg(src, TJSAMP_444)},
+          {"s440", EncodeBgrJpeg(src, TJSAMP_440)},
+          {"progressive420", EncodeBgrJpeg(src, TJSAMP_420, TJFLAG_PROGRESSIVE)},
+          {"grey", EncodeJpeg(MakeGrey(333, 251), TJPF_GRAY, TJSAMP_GRAY)},
+          {"cmyk", EncodeJpeg(BgrToInvertedCmyk(src), TJPF_CMYK, TJSAMP_444)}};
+}
+
+std::vector<cv::Rect> RegionsOf(cv::Size size, std::mt19937* rng) {
+  const int w = size.width, h = size.height;
+  std::vector<cv::Rect> regions = {{0, 0, w, 1},          {0, h - 1, w, 1},      {0, 0, 1, h},
+                                   {w - 1, 0, 1, h},      {w / 2, h / 2, 1, 1},  {16, 16, 16, 16},
+                                   {15, 17, 2, 30},       {0, 0, w / 3, h / 3},  {w / 3, h / 3, w - w / 3, h - h / 3},
+                                   {8, 0, w - 16, h - 8}, {0, 32, w, h / 4}};
+  for (int i = 0; i < 40; ++i) {
+    const int x = static_cast<int>((*rng)() % w), y = static_cast<int>((*rng)() % h);
+    regions.push_back({x, y, 1 + static_cast<int>((*rng)() % (w - x)), 1 + static_cast<int>((*rng)() % (h - y))});
+  }
+  return regions;
+}
+
+TEST(ImageDecoder, RegionDecodeEqualsFullDecodeInsideTheRegion) {
+  std::mt19937 rng(3);
+  for (const RegionCase& c : RegionCases()) {
+    for (const int min_side : {0, 160, 80}) {  // scales 1, 1/2, 1/4
+      SCOPED_TRACE(std::string(c.name) + " min side " + std::to_string(min_side));
+      ImageDecoder decoder;
+      Decoded full = Decode(&decoder, c.jpeg, min_side, min_side);
+      ASSERT_TRUE(full.status.ok()) << full.status.ToString();
+      const cv::Mat reference = full.image.clone();
+      // Another picture of the same scaled size, to show unwritten pixels.
+      const cv::Mat other_src = cv::Scalar::all(255) - MakeBgr(333, 251);
+      const Bytes other = EncodeBgrJpeg(other_src, TJSAMP_444);
+      int64_t untouched = 0;
+      for (const cv::Rect& region : RegionsOf(reference.size(), &rng)) {
+        SCOPED_TRACE(::testing::PrintToString(region));
+        Decoded before = Decode(&decoder, other, min_side, min_side);
+        ASSERT_TRUE(before.status.ok()) << before.status.ToString();
+        const cv::Mat previous = before.image.clone();
+        DecodeOptions options;
+        options.min_w = options.min_h = min_side;
+        options.region = region;
+        cv::Mat image;
+        int scale = 0;
+        const ffr::Status st =
+            decoder.Decode(c.jpeg.data(), c.jpeg.size(), ImageEncoding::kJpeg, "sample 7", options, &image, &scale);
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        EXPECT_EQ(scale, full.scale);
+        ASSERT_EQ(image.size(), reference.size());
+        ASSERT_EQ(cv::norm(image(region), reference(region), cv::NORM_INF), 0);
+        cv::Mat same;
+        cv::compare(image.reshape(1), previous.reshape(1), same, cv::CMP_EQ);
+        untouched += cv::countNonZero(same);
+      }
+      // Small regions leave most of the image as it was.
+      EXPECT_GT(untouched, static_cast<int64_t>(reference.total()) * 3 * 10);
+    }
+  }
+}
+
+TEST(ImageDecoder, RegionOutsideTheImageDecodesItAll) {
+  const cv::Mat src = MakeBgr(64, 48);
+  const Bytes jpeg = EncodeBgrJpeg(src);
+  ImageDecoder decoder;
+  DecodeOptions options;
+  options.region = cv::Rect(100, 100, 10, 10);
+  cv::Mat image;
+  int scale = 0;
+  ASSERT_TRUE(decoder.Decode(jpeg.data(), jpeg.size(), ImageEncoding::kJpeg, "sample 7", options, &image, &scale).ok());
+  EXPECT_GT(cv::PSNR(image, src), 30.0);
+}
+
+TEST(ImageDecoder, RegionDecodeReportsDamageInTheRowsItReads) {
+  const Bytes clean = EncodeBgrJpeg(MakeBgr(320, 240));
+  const size_t start = EntropyDataStart(clean);
+  Bytes markers = clean;  // stray markers early in the scan: the rows above any region
+  for (size_t i = start + 200; i < start + 400; i += 2) {
+    markers[i] = 0xFF;
+    markers[i + 1] = 0xD3;
+  }
+  Bytes truncated = clean;
+  truncated.resize(clean.size() / 2);
+  ImageDecoder decoder;
+  for (const Bytes* bad : {&markers, &truncated}) {
+    DecodeOptions options;
+    options.region = cv::Rect(100, 200, 50, 40);  // rows past the damage, in the lower half
+    cv::Mat image;
+    int scale = 0;
+    Decoded d;
+    d.status = decoder.Decode(bad->data(), bad->size(), ImageEncoding::kJpeg, "sample 7 (test.ffr)", options, &image,
+                              &scale);
+    ExpectCorruptionNamingSample(d);
+  }
+  // A libjpeg error unwinds cleanly: the decoder still works, region or not.
+  EXPECT_TRUE(Decode(&decoder, clean).status.ok());
+  DecodeOptions options;
+  options.region = cv::Rect(10, 10, 20, 20);
+  cv::Mat image;
+  int scale = 0;
+  EXPECT_TRUE(decoder.Decode(clean.data(), clean.size(), ImageEncoding::kJpeg, "sample 7", options, &image, &scale).ok());
 }
 
 TEST(ImageDecoder, GreyCocoImage) {

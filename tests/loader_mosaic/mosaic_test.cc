@@ -276,13 +276,15 @@ TEST(WarpMosaic, MatchesTheCanvasMethodForYoloDefaults) {
   }
 }
 
-// Tiles TilesSampledByWarp rules out: the canvas method's output does not
-// change when such a tile's pixels do, and WarpMosaic without them (empty
-// Mats, as the loader passes tiles it did not decode) still equals the canvas
-// method with them.
-TEST(TilesSampledByWarp, UnsampledTilesDoNotShow) {
+// What TileRegionsSampledByWarp rules out: the canvas method's output does
+// not change when a tile's pixels outside its region do, and WarpMosaic
+// given tiles that hold garbage there (as the loader's region decodes leave
+// them) or no tile at all where the region is empty still equals the canvas
+// method with the true tiles.
+TEST(TileRegionsSampledByWarp, PixelsOutsideTheRegionsDoNotShow) {
   SampleRandom rng({17});
-  int unsampled = 0, cases = 0;
+  int unsampled = 0;
+  double tile_pixels = 0, region_pixels = 0;
   cv::Mat canvas, expected, changed, actual;
   for (int i = 0; i < 400; ++i) {
     Case c = RandomCase(&rng, i % 2 ? 64 : 160, /*perspective=*/false);
@@ -292,45 +294,64 @@ TEST(TilesSampledByWarp, UnsampledTilesDoNotShow) {
       c.m(0, 2) = rng.Uniform(0.4, 0.6) * c.s - scale * c.s;
       c.m(1, 2) = rng.Uniform(0.4, 0.6) * c.s - scale * c.s;
     }
-    const std::array<bool, 4> sampled = TilesSampledByWarp(c.plan, c.s, c.m);
-    if (std::count(sampled.begin(), sampled.end(), false) == 0) continue;
-    ++cases;
+    const std::array<cv::Rect, 4> regions = TileRegionsSampledByWarp(c.plan, c.s, c.m);
     WarpMosaicWithCanvas(c.tiles, c.plan, c.s, c.m, &canvas, &expected);
-    std::array<cv::Mat, 4> inverted = c.tiles, dropped = c.tiles;
+    std::array<cv::Mat, 4> garbled, dropped;
     for (int k = 0; k < 4; ++k) {
-      if (sampled[k]) continue;
-      ++unsampled;
-      inverted[k] = 255 - c.tiles[k];
-      dropped[k] = cv::Mat();
+      const cv::Rect tile = c.plan[k].tile_rect();
+      ASSERT_EQ(regions[k] & tile, regions[k]) << c.name << ": region outside tile " << k;
+      tile_pixels += tile.area();
+      region_pixels += regions[k].area();
+      garbled[k] = cv::Scalar::all(255) - c.tiles[k];
+      if (regions[k].empty()) {
+        unsampled += !tile.empty();
+        continue;
+      }
+      c.tiles[k](regions[k]).copyTo(garbled[k](regions[k]));
+      dropped[k] = garbled[k];
     }
-    WarpMosaicWithCanvas(inverted, c.plan, c.s, c.m, &canvas, &changed);
+    WarpMosaicWithCanvas(garbled, c.plan, c.s, c.m, &canvas, &changed);
     EXPECT_EQ(Compare(expected, changed).pixels, 0) << c.name;
     WarpMosaic(dropped, c.plan, c.s, c.m, &actual);
     EXPECT_LE(Compare(expected, actual).max, kBitExactOpenCV ? 0 : 1) << c.name;
   }
-  std::printf("%d of 400 mosaics leave out %d tiles\n", cases, unsampled);
-  EXPECT_GT(unsampled, 40);  // the test must exercise the rule
+  std::printf("400 mosaics: %d tiles left out, regions hold %.0f%% of the tiles' pixels\n", unsampled,
+              100 * region_pixels / tile_pixels);
+  EXPECT_GT(unsampled, 40);                        // the test must exercise both rules
+  EXPECT_LT(region_pixels, 0.8 * tile_pixels);
 }
 
-TEST(TilesSampledByWarp, PerspectiveAndCoveringWarpsKeepEveryTile) {
+TEST(TileRegionsSampledByWarp, PerspectiveAndCoveringWarpsKeepWholeTiles) {
   const std::array<MosaicTile, 4> plan =
       PlanMosaic(Sizes({640, 480}, {640, 480}, {480, 640}, {640, 640}), 640, 700, 600);
+  const auto expect_whole = [&](const std::array<cv::Rect, 4>& regions) {
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(regions[k], plan[k].tile_rect()) << k;
+  };
   cv::Matx33d perspective = cv::Matx33d::eye();
   perspective(2, 0) = 1e-4;
   perspective(0, 2) = -640, perspective(1, 2) = -640;
-  for (const bool b : TilesSampledByWarp(plan, 640, perspective)) EXPECT_TRUE(b);
+  expect_whole(TileRegionsSampledByWarp(plan, 640, perspective));
   // Scale 0.5 around the centre shows the whole canvas.
-  const cv::Matx33d half(0.5, 0, 0, 0, 0.5, 0, 0, 0, 1);
-  for (const bool b : TilesSampledByWarp(plan, 640, half)) EXPECT_TRUE(b);
-  // Scale 2 around the canvas centre (640, 640) shows [480, 800)^2: only the
-  // tiles around the mosaic centre (700, 600) there, all four.
+  expect_whole(TileRegionsSampledByWarp(plan, 640, cv::Matx33d(0.5, 0, 0, 0, 0.5, 0, 0, 0, 1)));
+}
+
+TEST(TileRegionsSampledByWarp, ZoomedWarpsNeedPartsOfTiles) {
+  const std::array<MosaicTile, 4> plan =
+      PlanMosaic(Sizes({640, 480}, {640, 480}, {480, 640}, {640, 640}), 640, 700, 600);
+  // Scale 2 around the canvas centre (640, 640) shows canvas [480, 800)^2,
+  // around the mosaic centre (700, 600): a corner of each tile, with two
+  // pixels of margin and bilinear's right and lower neighbour.
   const cv::Matx33d twice(2, 0, -960, 0, 2, -960, 0, 0, 1);
-  for (const bool b : TilesSampledByWarp(plan, 640, twice)) EXPECT_TRUE(b);
+  const std::array<cv::Rect, 4> regions = TileRegionsSampledByWarp(plan, 640, twice);
+  const cv::Rect view(cv::Point(478, 478), cv::Point(803, 803));
+  for (int k = 0; k < 4; ++k) {
+    const cv::Rect expected = (plan[k].canvas_rect() & view) - cv::Point(plan[k].padw(), plan[k].padh());
+    EXPECT_EQ(regions[k], expected) << k;
+  }
   // Shifted so that the view [0, 320)^2 lies inside tile 0's rect: tile 0 only.
-  const cv::Matx33d corner(2, 0, 0, 0, 2, 0, 0, 0, 1);
-  const std::array<bool, 4> sampled = TilesSampledByWarp(plan, 640, corner);
-  EXPECT_TRUE(sampled[0]);
-  EXPECT_FALSE(sampled[1] || sampled[2] || sampled[3]);
+  const std::array<cv::Rect, 4> corner = TileRegionsSampledByWarp(plan, 640, cv::Matx33d(2, 0, 0, 0, 2, 0, 0, 0, 1));
+  EXPECT_FALSE(corner[0].empty());
+  EXPECT_TRUE(corner[1].empty() && corner[2].empty() && corner[3].empty());
 }
 
 TEST(WarpMosaic, UnitScaleShiftCopiesTheTiles) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,25 @@
 
 namespace ffyolo {
 
+// How much of an image to decode.
+struct DecodeOptions {
+  // With min_w/min_h > 0, a JPEG is decoded at the smallest DCT scale 1/2,
+  // 1/4 or 1/8 whose size is still at least min_w x min_h ("decode less" when
+  // the image will be shrunk anyway).
+  int min_w = 0, min_h = 0;
+  // The pixels the caller will read, in coordinates of the (scaled) image;
+  // empty: all of them. A JPEG is then decoded only around this rectangle
+  // (rows above it are entropy-decoded and skipped, rows below it not read,
+  // columns beside it cropped), and the pixels outside it are left unwritten.
+  // A mosaic tile needs about a third of its pixels on average.
+  cv::Rect region;
+};
+
+// The DCT scale denominator (1, 2, 4 or 8) a JPEG of width x height is
+// decoded at for `options`: the image then decodes to ceil(width / d) x
+// ceil(height / d).
+int DctScaleDenominator(int width, int height, const DecodeOptions& options);
+
 class ImageDecoder {
  public:
   ImageDecoder();
@@ -24,18 +44,19 @@ class ImageDecoder {
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
   // Decodes into *out, a CV_8UC3 BGR header over this decoder's buffer, valid
-  // until the next call. With min_w/min_h > 0, a JPEG is decoded at the
-  // smallest DCT scale 1/2, 1/4 or 1/8 whose size is still at least
-  // min_w x min_h ("decode less" when the image will be shrunk anyway);
-  // *scale_denominator says which (1 = full size). `where` names the sample in errors.
-  ffr::Status Decode(const uint8_t* data, size_t size, ImageEncoding encoding, const std::string& where, int min_w,
-                     int min_h, cv::Mat* out, int* scale_denominator);
+  // until the next call, at the scale `options` asks for; *scale_denominator
+  // says which (1 = full size). `where` names the sample in errors.
+  ffr::Status Decode(const uint8_t* data, size_t size, ImageEncoding encoding, const std::string& where,
+                     const DecodeOptions& options, cv::Mat* out, int* scale_denominator);
 
   // Whether this build decodes encodings other than JPEG.
   static bool SupportsNonJpeg();
 
  private:
+  class RegionDecoder;
+
   void* handle_;  // tjhandle
+  std::unique_ptr<RegionDecoder> region_decoder_;
   std::vector<uint8_t> buffer_;
   std::vector<uint8_t> scratch_;  // CMYK intermediate (grey decodes straight to BGR)
 };

@@ -15,6 +15,11 @@ cv::Size LoadResizeSize(int w0, int h0, int img_size);
 // load_image's interpolation: INTER_LINEAR when augmenting or upscaling, else INTER_AREA.
 int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size);
 
+// The pixels of a `src`-sized image that cv::resize to `dst` (INTER_LINEAR,
+// which takes 2 x 2 neighbours, or the INTER_AREA it switches to for an exact
+// halving) reads to compute dst's `region`, with a pixel of margin for rounding.
+cv::Rect ResizeSourceRegion(const cv::Rect& region, cv::Size src, cv::Size dst);
+
 // What letterbox(im, new_shape, auto=False, scaleup) does to a w x h image.
 struct LetterboxPlan {
   double ratio = 1;          // r

@@ -39,7 +39,9 @@ struct LoaderOptions {
   int workers = 4;
   int prefetch = 4;         // batches in the ring
   std::vector<int> cpus;    // pin workers to these CPUs (empty: inherit the process affinity)
-  bool decode_less = true;  // decode JPEGs at 1/2, 1/4, 1/8 scale when they will shrink that much
+  // Decode JPEGs at 1/2, 1/4 or 1/8 scale when they will shrink that much, and
+  // of a mosaic tile only the part the warp samples.
+  bool decode_less = true;
   ffr::ReaderOptions reader;
   BatchAllocator* allocator = nullptr;  // nullptr: BatchAllocator::Default()
   // Each corrupt sample, once: "split sample N (file): reason".

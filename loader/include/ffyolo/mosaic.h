@@ -33,16 +33,19 @@ std::array<MosaicTile, 4> PlanMosaic(const std::array<cv::Size, 4>& sizes, int s
 // warping the mosaic canvas with M (canvas -> output; warpAffine when M is
 // affine, else warpPerspective; bilinear, border 114) gives, without building
 // the canvas. Tiles are CV_8UC3, each at least as large as its plan's tile_rect,
-// or empty for a tile the warp does not sample (TilesSampledByWarp false).
+// or empty for a tile the warp does not sample; only the pixels of a tile's
+// TileRegionsSampledByWarp are read.
 void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile, 4>& plan, int s,
                 const cv::Matx33d& m, cv::Mat* dst);
 
-// Which tiles the warp M (canvas -> s x s output) samples at all. A tile it
-// never reads contributes no pixel, so the loader need not decode it: with
-// hyp.scratch-low's scale up to 1.5 the output shows only a part of the
-// canvas, and about one tile in ten lies wholly outside it. Conservative:
-// true for every tile when M is not affine.
-std::array<bool, 4> TilesSampledByWarp(const std::array<MosaicTile, 4>& plan, int s, const cv::Matx33d& m);
+// The part of each tile the warp M (canvas -> s x s output) samples, in tile
+// pixels: a sub-rectangle of plan[k].tile_rect(), empty for a tile it never
+// reads. A tile's pixels outside its region contribute nothing, so the loader
+// decodes only the region (DecodeOptions::region) and no tile at all where it
+// is empty: with hyp.scratch-low's scale of 0.5 to 1.5 the output shows on
+// average about a third of the canvas, and about one tile in ten not at all.
+// Conservative: every whole tile_rect when M is not affine.
+std::array<cv::Rect, 4> TileRegionsSampledByWarp(const std::array<MosaicTile, 4>& plan, int s, const cv::Matx33d& m);
 
 // The canvas method itself (YOLOv5's code path): for tests and the baseline
 // benchmark. `canvas` is reused when it already is 2s x 2s CV_8UC3.

@@ -133,9 +133,9 @@ Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& o, Ben
     const cv::Size target = LoadResizeSize(static_cast<int>(v.width()), static_cast<int>(v.height()), o.img_size);
     cv::Mat img;
     int denominator = 1;
-    FFR_RETURN_IF_ERROR(decoder.Decode(v.image_data(), v.image_size(), v.encoding(), split,
-                                       o.decode_less ? target.width : 0, o.decode_less ? target.height : 0, &img,
-                                       &denominator));
+    DecodeOptions decode;
+    if (o.decode_less) decode.min_w = target.width, decode.min_h = target.height;
+    FFR_RETURN_IF_ERROR(decoder.Decode(v.image_data(), v.image_size(), v.encoding(), split, decode, &img, &denominator));
     ++decodes;
   }
   result->items = decodes;
