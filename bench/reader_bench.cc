@@ -2,9 +2,11 @@
 // samples, so that scripts/bench-reader.sh can compare them with fio and with
 // memcpy (see docs/bench.md, "Reader").
 //
-// For each sample size it writes (once, then reuses) FFRecord shards of 256 MiB
-// and the same samples as one file each, under --ffr_data_dir (or
-// $FFR_BENCH_DIR). Cases are named "<mode>/<method>/<size>k/qd:<n>/crc:<0|1>":
+// For each sample size it writes (once, then reuses) FFRecord shards of 256 MiB,
+// the same samples as one file each (in s<size>k/), and the same samples again
+// in shards with a 4096-byte sample alignment (in s<size>k_a4096/), under
+// --ffr_data_dir (or $FFR_BENCH_DIR). Cases are named
+// "<mode>/<method>/<size>k/qd:<n>/crc:<0|1>":
 //   warm  buffered reads of the first --ffr_warm_mib of each size, page cache
 //         filled first;
 //   cold  O_DIRECT reads over all --ffr_cold_mib (the small files: buffered
@@ -13,7 +15,9 @@
 // Methods: io_uring_read (Reader::Read), io_uring_batch (Reader::ReadBatch of
 // qd random samples), io_uring_seq (ReadBatch of qd consecutive samples),
 // io_uring_stream (cold: ReadStream of 16*qd random samples with qd reads
-// always in flight, fio's own pattern),
+// always in flight, fio's own pattern), io_uring_batch_aligned and
+// io_uring_stream_aligned (cold: the same on the aligned shards, where an
+// O_DIRECT read fetches only the sample's own blocks, as fio's reads do),
 // mmap_batch_into (warm: ReadBatchInto of qd random samples with the mmap
 // backend, the same bytes in caller memory as io_uring_batch), mmap_batch
 // (warm, with CRC: views of the page cache, every byte checksummed),
@@ -52,9 +56,14 @@ constexpr uint64_t kShardBytes = 256 * kMiB;
 constexpr uint64_t kAlign = ffr::ReadBuffer::kAlignment;
 constexpr unsigned kQueueDepths[] = {1, 4, 16, 64, 256};
 constexpr unsigned kScanBatch = 64;
+constexpr uint64_t kSampleAlignment = 4096;  // of the *_aligned cases' shards
 
 uint64_t AlignDown(uint64_t v) { return v & ~(kAlign - 1); }
 uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) & ~(kAlign - 1); }
+// v rounded up to a multiple of `alignment`; 0 means none.
+uint64_t RoundUp(uint64_t v, uint64_t alignment) {
+  return alignment == 0 ? v : (v + alignment - 1) / alignment * alignment;
+}
 
 [[noreturn]] void Die(const std::string& msg) {
   std::fprintf(stderr, "reader_bench: %s\n", msg.c_str());
@@ -87,14 +96,18 @@ void FillSample(int64_t index, uint8_t* data, uint64_t size) {
 }
 
 // The samples of one size, stored twice: as shards and as one file per sample.
+// With a sample alignment, only as shards written with it (ShardWriterOptions).
 class Dataset {
  public:
-  Dataset(const std::string& root, uint64_t sample_size, const Flags& flags)
+  Dataset(const std::string& root, uint64_t sample_size, uint64_t alignment, const Flags& flags)
       : size_(sample_size),
-        dir_(root + "/s" + std::to_string(sample_size / kKiB) + "k"),
+        alignment_(alignment),
+        stride_(RoundUp(sample_size, alignment)),
+        dir_(root + "/s" + std::to_string(sample_size / kKiB) + "k" +
+             (alignment > 0 ? "_a" + std::to_string(alignment) : "")),
         count_(static_cast<int64_t>(flags.cold_mib * kMiB / sample_size)),
         warm_count_(std::min(count_, static_cast<int64_t>(flags.warm_mib * kMiB / sample_size))),
-        per_shard_(static_cast<int64_t>(kShardBytes / sample_size)) {
+        per_shard_(static_cast<int64_t>(kShardBytes / stride_)) {
     for (int64_t first = 0; first < count_; first += per_shard_) shards_.push_back(ShardPath(first / per_shard_));
   }
 
@@ -104,17 +117,19 @@ class Dataset {
   const std::vector<std::string>& shards() const { return shards_; }
   std::string SamplePath(int64_t i) const { return dir_ + "/files/" + std::to_string(i) + ".bin"; }
   size_t ShardOf(int64_t i) const { return static_cast<size_t>(i / per_shard_); }
-  // The absolute offset of sample i in its shard (all samples have size_ bytes).
+  // The absolute offset of sample i in its shard (all samples have size_ bytes, stride_ with their padding).
   uint64_t OffsetOf(int64_t i) const {
     const int64_t shard = i / per_shard_;
     const int64_t in_shard = std::min(per_shard_, count_ - shard * per_shard_);
-    return ffr::ShardHeader::EncodedSize(in_shard) + static_cast<uint64_t>(i % per_shard_) * size_;
+    const uint64_t first = RoundUp(ffr::ShardHeader::EncodedSize(in_shard), alignment_);
+    return first + static_cast<uint64_t>(i % per_shard_) * stride_;
   }
 
   // Writes the shards and the files unless a finished copy with the same layout exists.
   void Prepare() const {
     const std::string stamp_path = dir_ + "/COMPLETE";
-    const std::string stamp = std::to_string(size_) + " " + std::to_string(count_) + " " + std::to_string(per_shard_);
+    const std::string stamp = std::to_string(size_) + " " + std::to_string(count_) + " " + std::to_string(per_shard_) +
+                              (alignment_ > 0 ? " " + std::to_string(alignment_) : "");
     std::ifstream in(stamp_path);
     std::string found;
     std::getline(in, found);
@@ -123,17 +138,19 @@ class Dataset {
                  static_cast<long long>(count_), static_cast<unsigned long long>(size_ / kKiB), dir_.c_str());
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/shards");
-    fs::create_directories(dir_ + "/files");
+    if (alignment_ == 0) fs::create_directories(dir_ + "/files");
     std::vector<uint8_t> sample(size_);
+    ffr::ShardWriterOptions options;
+    options.sample_alignment = alignment_;
     for (size_t s = 0; s < shards_.size(); ++s) {
       const int64_t first = static_cast<int64_t>(s) * per_shard_;
       const int64_t n = std::min(per_shard_, count_ - first);
       std::unique_ptr<ffr::ShardWriter> writer;
-      CheckOk(ffr::ShardWriter::Create(shards_[s], n, nullptr, &writer));
+      CheckOk(ffr::ShardWriter::Create(shards_[s], n, options, &writer));
       for (int64_t i = first; i < first + n; ++i) {
         FillSample(i, sample.data(), size_);
         CheckOk(writer->Append(sample.data(), size_));
-        WriteFile(SamplePath(i), sample.data(), size_);
+        if (alignment_ == 0) WriteFile(SamplePath(i), sample.data(), size_);
       }
       CheckOk(writer->Finish());
     }
@@ -155,6 +172,8 @@ class Dataset {
   }
 
   uint64_t size_;
+  uint64_t alignment_;
+  uint64_t stride_;  // bytes from one sample to the next in a shard
   std::string dir_;
   int64_t count_;
   int64_t warm_count_;
@@ -408,7 +427,8 @@ std::string CaseName(const char* mode, const char* method, const Dataset& ds, un
          "/crc:" + (crc ? "1" : "0");
 }
 
-void RegisterCases(const Dataset* ds, uint64_t warm_bytes) {
+// `aligned` holds the same samples as `ds` in shards with kSampleAlignment.
+void RegisterCases(const Dataset* ds, const Dataset* aligned, uint64_t warm_bytes) {
   // Rates use wall time; the CPU time is the whole process's, io_uring's worker threads included, so that on a
   // busy machine bytes per CPU-second still says what the copy path costs.
   auto add = [](const std::string& name, auto fn) {
@@ -430,6 +450,15 @@ void RegisterCases(const Dataset* ds, uint64_t warm_bytes) {
       if (cold && qd > 1)
         add(CaseName(mode, "io_uring_stream", *ds, qd, false), [=](benchmark::State& st) {
           BM_Reader(st, ds, ffr::IoBackend::kIoUring, true, Pattern::kStream, qd, false);
+        });
+      // Aligned right after plain, so that the pair sees the same machine load.
+      if (cold)
+        add(CaseName(mode, "io_uring_batch_aligned", *aligned, qd, false), [=](benchmark::State& st) {
+          BM_Reader(st, aligned, ffr::IoBackend::kIoUring, true, Pattern::kBatch, qd, false);
+        });
+      if (cold && qd > 1)
+        add(CaseName(mode, "io_uring_stream_aligned", *aligned, qd, false), [=](benchmark::State& st) {
+          BM_Reader(st, aligned, ffr::IoBackend::kIoUring, true, Pattern::kStream, qd, false);
         });
       if (!cold)
         add(CaseName(mode, "mmap_batch_into", *ds, qd, false), [=](benchmark::State& st) {
@@ -499,11 +528,13 @@ int main(int argc, char** argv) {
   }
   if (flags.warm_mib > flags.cold_mib || flags.sizes_kib.empty()) Die("need sizes and warm_mib <= cold_mib");
 
-  std::vector<std::unique_ptr<Dataset>> datasets;
+  std::vector<std::unique_ptr<Dataset>> datasets, aligned;  // per size
   for (const uint64_t kib : flags.sizes_kib) {
-    datasets.emplace_back(new Dataset(flags.data_dir, kib * kKiB, flags));
+    datasets.emplace_back(new Dataset(flags.data_dir, kib * kKiB, 0, flags));
     if (datasets.back()->warm_count() == 0) Die("--ffr_warm_mib holds no sample of " + std::to_string(kib) + " KiB");
     datasets.back()->Prepare();
+    aligned.emplace_back(new Dataset(flags.data_dir, kib * kKiB, kSampleAlignment, flags));
+    aligned.back()->Prepare();
   }
   if (flags.prepare_only) {
     // One line per size for fio: "<size in bytes> <shard>:<shard>:...".
@@ -516,7 +547,8 @@ int main(int argc, char** argv) {
   }
 
   // The cpu/ cases copy from as many bytes as a warm set holds (any content: memcpy and CRC-32 do not depend on it).
-  for (const auto& ds : datasets) RegisterCases(ds.get(), flags.warm_mib * kMiB);
+  for (size_t k = 0; k < datasets.size(); ++k)
+    RegisterCases(datasets[k].get(), aligned[k].get(), flags.warm_mib * kMiB);
   benchmark::AddCustomContext("ffr_data_dir", flags.data_dir);
   benchmark::AddCustomContext("ffr_cold_mib", std::to_string(flags.cold_mib));
   benchmark::AddCustomContext("ffr_warm_mib", std::to_string(flags.warm_mib));

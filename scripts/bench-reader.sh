@@ -2,14 +2,17 @@
 # Reader benchmarks: runs reader_bench (Google Benchmark, JSON) and fio with the
 # same pattern on the same shard files, then prints a markdown table of every
 # case (MB/s, samples/s, ratios) and one of the goals of docs/bench.md:
-#   cold (O_DIRECT) ReadBatch vs fio randread at the same queue depth,
+#   cold (O_DIRECT) ReadBatch vs fio randread at the same queue depth, on the
+#   plain shards and on shards with a 4096-byte sample alignment (yolo-pack
+#   --align 4096: O_DIRECT then reads only each sample's blocks, as fio does),
 #   warm (page cache) ReadBatch vs memcpy of the same bytes.
 #
 #   scripts/bench-reader.sh [build-dir]          (default: build)
 #
 # Two phases per sample size: "main" runs every reader_bench case but the cold
-# ReadBatch ones; "paired" runs each cold ReadBatch case right before fio at
-# the same queue depth, so that the two see the same load on a shared machine.
+# ReadBatch/ReadStream ones; "paired" runs each of those (plain and aligned)
+# right before fio at the same queue depth, so that they see the same load on a
+# shared machine.
 # fio runs twice per qd > 1: "stream" keeps qd reads in flight, "batch" submits
 # qd reads and waits for all of them, as one ReadBatch does.
 #
@@ -21,7 +24,7 @@
 #   SIZES_KIB       sample sizes (default 16,64,128,512)
 #   PHASES          "main paired" (default), one of them, or "none" (only the report)
 #   FILTER          reader_bench --benchmark_filter of the main phase
-#                   (default "-^cold/io_uring_(batch|stream)/.*/crc:0": all but the paired cases)
+#                   (default "-^cold/io_uring_(batch|stream)(_aligned)?/.*/crc:0": all but the paired cases)
 #   REPEAT          runs of each case (default 1); the report takes the median
 #   MIN_TIME        seconds per reader_bench case (default 0.5)
 #   FIO_RUNTIME     seconds per fio run (default 4)
@@ -62,14 +65,15 @@ while read -r size shards; do
   if [[ $phases == *main* ]]; then
     # A filtered rerun gets its own file; the report takes each case from the newest file that has it.
     tag=${FILTER:+_$(echo "$FILTER" | md5sum | cut -c1-8)}
-    run_bench "$out/reader_bench_${kib}k${tag}.json" "${FILTER:--^cold/io_uring_(batch|stream)/.*/crc:0}" \
+    run_bench "$out/reader_bench_${kib}k${tag}.json" "${FILTER:--^cold/io_uring_(batch|stream)(_aligned)?/.*/crc:0}" \
       --benchmark_repetitions="$repeat" --benchmark_report_aggregates_only="$([[ $repeat -gt 1 ]] && echo true || echo false)"
   fi
   if [[ $phases == *paired* ]]; then
     rm -f "$out"/reader_bench_"${kib}"k_qd*.json "$out"/fio_*_"${size}"_qd*.json
     for ((round = 1; round <= repeat; round++)); do
       for qd in "${qds[@]}"; do
-        run_bench "$out/reader_bench_${kib}k_qd${qd}_r${round}.json" "^cold/io_uring_(batch|stream)/${kib}k/qd:${qd}/crc:0" >/dev/null
+        run_bench "$out/reader_bench_${kib}k_qd${qd}_r${round}.json" \
+          "^cold/io_uring_(batch|stream)(_aligned)?/${kib}k/qd:${qd}/crc:0" >/dev/null
         run_fio stream "$qd" "$out/fio_stream_${size}_qd${qd}_r${round}.json"
         [[ $qd == 1 ]] || run_fio batch "$qd" "$out/fio_batch_${size}_qd${qd}_r${round}.json"
       done
@@ -127,9 +131,10 @@ def ratios(mode, size, qd, bps, cpu_bps):
         parts = []
     return ", ".join(parts)
 
-order = ["io_uring_read", "io_uring_batch", "io_uring_stream", "io_uring_seq", "mmap_batch_into", "mmap_batch", "pread_rand", "pread_seq",
-         "files", "memcpy", "crc32"]
-# MB/s counts sample bytes; "device MB/s" what O_DIRECT moved (the 4 KiB-aligned supersets).
+order = ["io_uring_read", "io_uring_batch", "io_uring_batch_aligned", "io_uring_stream", "io_uring_stream_aligned",
+         "io_uring_seq", "mmap_batch_into", "mmap_batch", "pread_rand", "pread_seq", "files", "memcpy", "crc32"]
+# MB/s counts sample bytes; "device MB/s" what O_DIRECT moved (the 4 KiB-aligned supersets; the *_aligned cases
+# read shards with a 4096-byte sample alignment, whose samples are their own supersets).
 print("| size | mode | case | qd | crc | MB/s | samples/s | device MB/s | MB per CPU-s | ratio |")
 print("|---:|---|---|---:|---:|---:|---:|---:|---:|---|")
 for size in sorted({k[2] for k in rows} | {k[1] for k in fio}):
@@ -184,4 +189,29 @@ print(f"\ncold ReadBatch >= 90% of fio stream: {sum(met['cold'])} of {len(met['c
       f"cold ReadStream >= 90% of fio stream: {sum(met['stream'])} of {len(met['stream'])}; "
       f"warm ReadBatch >= 80% of memcpy (wall time): {sum(met['warm'])} of {len(met['warm'])}; "
       f"warm mmap ReadBatchInto >= 80% of memcpy: {sum(met['mmap'])} of {len(met['mmap'])}")
+
+# Cold reads of the same samples, plain and aligned (4096-byte sample alignment), beside fio: fio's reads are
+# aligned blocks of the sample size, so the aligned shards move the same bytes per sample as fio, the plain ones
+# one 4 KiB block more.
+print("\n| size | qd | fio stream | fio batch | ReadBatch | aligned ReadBatch | vs stream | vs batch | "
+      "ReadStream | aligned ReadStream | vs fio stream | aligned device MB/s |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+met = {"batch": [], "stream": []}
+for size in sorted({k[2] for k in rows if k[1] == "io_uring_batch_aligned"}):
+    for qd in sorted({k[3] for k in rows if k[1] == "io_uring_batch_aligned" and k[2] == size}):
+        stream, batch = fio.get(("stream", size, qd)), fio.get(("batch", size, qd))
+        plain = rows.get(("cold", "io_uring_batch", size, qd, 0))
+        aligned = rows.get(("cold", "io_uring_batch_aligned", size, qd, 0))
+        streamed = rows.get(("cold", "io_uring_stream", size, qd, 0))
+        aligned_streamed = rows.get(("cold", "io_uring_stream_aligned", size, qd, 0))
+        if aligned and stream:
+            met["batch"].append(aligned[0] / stream[0] >= 0.90)
+        if aligned_streamed and stream:
+            met["stream"].append(aligned_streamed[0] / stream[0] >= 0.90)
+        device = f"{aligned[3] / 1e6:,.0f}" if aligned and aligned[3] else ""
+        print(f"| {size // 1024}k | {qd} | {mb(stream)} | {mb(batch)} | {mb(plain)} | {mb(aligned)} | "
+              f"{pct(aligned, stream)} | {pct(aligned, batch)} | {mb(streamed)} | {mb(aligned_streamed)} | "
+              f"{pct(aligned_streamed, stream)} | {device} |")
+print(f"\naligned cold ReadBatch >= 90% of fio stream: {sum(met['batch'])} of {len(met['batch'])} cases; "
+      f"aligned cold ReadStream >= 90% of fio stream: {sum(met['stream'])} of {len(met['stream'])}")
 PY

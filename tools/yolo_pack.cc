@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "ffr/shard_writer.h"
 #include "ffyolo/pack.h"
 #include "ffyolo/progress.h"
 
@@ -52,11 +53,21 @@ int main(int argc, char** argv) {
   app.add_option("--max-size", opt.max_size, "Re-encode JPEGs whose longest side exceeds this many pixels")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--quality", opt.quality, "JPEG quality for --max-size")->check(CLI::Range(1, 100));
+  app.add_option("--align", opt.align,
+                 "Start every sample at a multiple of this many bytes: 0 (default) packs them back to back, "
+                 "FFRecord's own layout; else a power of two from 512 to 1048576. Use 4096 for datasets read with "
+                 "O_DIRECT (the reader's direct_io), so that a read fetches only the sample's own blocks: it saves "
+                 "up to 4 KiB per read, which matters most for small samples (a 16 KiB one otherwise costs a 20 KiB "
+                 "read), for about 2 KiB of zero padding per sample. The shards stay readable by FFRecord");
   app.add_flag("-f,--force", opt.force, "Overwrite an existing output");
   CLI11_PARSE(app, argc, argv);
 
   if (!ParseSize(shard_size, &opt.shard_bytes)) {
     std::fprintf(stderr, "yolo-pack: bad --shard-size '%s' (examples: 256M, 1G)\n", shard_size.c_str());
+    return 2;
+  }
+  if (const ffr::Status s = ffr::CheckSampleAlignment(opt.align); !s.ok()) {
+    std::fprintf(stderr, "yolo-pack: bad --align: %s\n", s.message().c_str());
     return 2;
   }
   opt.scan.layout = layout == "coco"   ? ffyolo::SourceLayout::kCocoJson

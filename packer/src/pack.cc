@@ -222,7 +222,9 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   written->file = ShardName(shard);
   written->samples = count;
   std::unique_ptr<ffr::ShardWriter> w;
-  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, nullptr, &w));
+  ffr::ShardWriterOptions options;
+  options.sample_alignment = opt_.align;
+  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w));
   for (const Prepared& p : prepared)
     if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
   FFR_RETURN_IF_ERROR(w->Finish());
@@ -313,6 +315,7 @@ std::map<std::string, std::string> OptionsRecord(const PackOptions& opt) {
   m["skip_bad"] = opt.skip_bad ? "true" : "false";
   m["max_size"] = std::to_string(opt.max_size);
   m["quality"] = std::to_string(opt.quality);
+  m["align"] = std::to_string(opt.align);
   std::string splits;
   for (const std::string& s : opt.scan.splits) splits += (splits.empty() ? "" : ",") + s;
   m["splits"] = splits.empty() ? "all" : splits;
@@ -374,6 +377,8 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
   if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
     return Status::InvalidArgument("--max-size must be >= 0 and --quality in [1, 100]");
+  const Status align = ffr::CheckSampleAlignment(opt.align);
+  if (!align.ok()) return Status::InvalidArgument("--align: " + align.message());
   SourceDataset source;
   FFR_RETURN_IF_ERROR(ScanSource(opt.source, opt.scan, &source));
   for (const std::string& w : source.warnings)

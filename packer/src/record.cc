@@ -106,10 +106,20 @@ Status RecordView::Parse(const uint8_t* data, size_t size, const std::string& wh
   v.image_size_ = DecodeFixed64(data + 32);
   // Checked piece by piece so that a crafted size cannot wrap around.
   const uint64_t metadata = name_size + uint64_t{kRecordBoxSize} * v.box_count_;
-  if (metadata > size - kRecordHeaderSize || v.image_size_ != size - kRecordHeaderSize - metadata)
+  if (metadata > size - kRecordHeaderSize || v.image_size_ > size - kRecordHeaderSize - metadata)
     return Status::Corruption(where + ": record is " + std::to_string(size) + " bytes but its header says " +
                               std::to_string(v.box_count_) + " boxes, a " + std::to_string(name_size) +
                               "-byte name and " + std::to_string(v.image_size_) + " image bytes");
+  // Whatever follows the image can only be a shard's alignment padding: zeros.
+  const uint64_t padding = size - kRecordHeaderSize - metadata - v.image_size_;
+  if (padding >= kMaxRecordPadding)
+    return Status::Corruption(where + ": " + std::to_string(padding) + " bytes left over after the record's " +
+                              std::to_string(v.image_size_) + "-byte image, more than alignment padding (under " +
+                              std::to_string(kMaxRecordPadding) + ")");
+  const uint8_t* tail = data + (size - padding);
+  if (padding > 0 && (tail[0] != 0 || std::memcmp(tail, tail + 1, padding - 1) != 0))
+    return Status::Corruption(where + ": the " + std::to_string(padding) +
+                              " bytes after the record's image are not all zero (alignment padding is zeros)");
   const uint8_t* p = data + kRecordHeaderSize;
   v.file_name_ = std::string_view(reinterpret_cast<const char*>(p), name_size);
   p += name_size;

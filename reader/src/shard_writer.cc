@@ -4,24 +4,54 @@
 
 namespace ffr {
 
-Status ShardWriter::Create(const std::string& path, int64_t count, Env* env, std::unique_ptr<ShardWriter>* out) {
+namespace {
+
+// Zero bytes from `end` to the next multiple of `alignment` (a power of two).
+uint64_t PaddingAfter(uint64_t end, uint64_t alignment) { return (alignment - end % alignment) % alignment; }
+
+}  // namespace
+
+Status CheckSampleAlignment(uint64_t alignment) {
+  const bool power_of_two = (alignment & (alignment - 1)) == 0;
+  if (alignment == 0 || (power_of_two && alignment >= kMinSampleAlignment && alignment <= kMaxSampleAlignment))
+    return Status::OK();
+  return Status::InvalidArgument("sample alignment " + std::to_string(alignment) +
+                                 " must be 0 (none) or a power of two from " + std::to_string(kMinSampleAlignment) +
+                                 " to " + std::to_string(kMaxSampleAlignment));
+}
+
+Status ShardWriter::Create(const std::string& path, int64_t count, const ShardWriterOptions& options,
+                           std::unique_ptr<ShardWriter>* out) {
   if (count < 0) return Status::InvalidArgument(path + ": negative sample count");
-  if (env == nullptr) env = Env::Default();
+  const Status alignment = CheckSampleAlignment(options.sample_alignment);
+  if (!alignment.ok()) return Status::InvalidArgument(path + ": " + alignment.message());
+  Env* env = options.env != nullptr ? options.env : Env::Default();
   std::unique_ptr<WritableFile> file;
   FFR_RETURN_IF_ERROR(env->NewWritableFile(path + ".tmp", &file));
-  out->reset(new ShardWriter(path, count, env, std::move(file)));
+  out->reset(new ShardWriter(path, count, options.sample_alignment, env, std::move(file)));
   return Status::OK();
 }
 
-ShardWriter::ShardWriter(std::string path, int64_t count, Env* env, std::unique_ptr<WritableFile> file)
+Status ShardWriter::Create(const std::string& path, int64_t count, Env* env, std::unique_ptr<ShardWriter>* out) {
+  ShardWriterOptions options;
+  options.env = env;
+  return Create(path, count, options, out);
+}
+
+ShardWriter::ShardWriter(std::string path, int64_t count, uint64_t alignment, Env* env,
+                         std::unique_ptr<WritableFile> file)
     : path_(std::move(path)),
       tmp_path_(path_ + ".tmp"),
       count_(count),
+      alignment_(alignment),
+      zeros_(alignment, '\0'),
       env_(env),
       file_(std::move(file)),
       position_(ShardHeader::EncodedSize(count)) {
   crcs_.reserve(count);
   offsets_.reserve(count);
+  // The gap between the header and an aligned first sample stays a hole, which reads as zeros.
+  if (alignment_ > 0 && count_ > 0) position_ += PaddingAfter(position_, alignment_);
   file_->Seek(position_);
 }
 
@@ -36,10 +66,14 @@ Status ShardWriter::Append(const void* data, size_t size) {
   if (finished_) return Status::InvalidArgument(path_ + ": append after Finish");
   if (appended() >= count_)
     return Status::InvalidArgument(path_ + ": more than the " + std::to_string(count_) + " samples announced");
+  // The last sample ends the file: FFRecord takes its length from the file size.
+  const bool last = appended() + 1 == count_;
+  const uint64_t padding = alignment_ > 0 && !last ? PaddingAfter(position_ + size, alignment_) : 0;
   FFR_RETURN_IF_ERROR(file_->Append(data, size));
-  crcs_.push_back(Crc32(data, size));
+  if (padding > 0) FFR_RETURN_IF_ERROR(file_->Append(zeros_.data(), padding));
+  crcs_.push_back(Crc32Extend(Crc32(data, size), zeros_.data(), padding));
   offsets_.push_back(position_);
-  position_ += size;
+  position_ += size + padding;
   return Status::OK();
 }
 

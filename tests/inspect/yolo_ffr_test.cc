@@ -1,5 +1,6 @@
 // The yolo-ffr executable: exit statuses, the "yolo-ffr: " error prefix, and
-// that each subcommand prints what its library function gives.
+// that each subcommand prints what its library function gives; yolo-pack
+// --align, whose output yolo-ffr reads.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -41,9 +42,10 @@ class YoloFfrTest : public testing::PackedCoco128Test {
   }
 
   // Runs yolo-ffr with `args` (shell words), capturing stdout and stderr.
-  RunResult Run(const std::string& args) {
+  RunResult Run(const std::string& args) { return RunTool(YOLO_FFR, args); }
+  RunResult RunTool(const std::string& program, const std::string& args) {
     const std::string err_path = *work_ / "stderr";
-    const std::string command = std::string(YOLO_FFR) + " " + args + " 2>" + err_path;
+    const std::string command = program + " " + args + " 2>" + err_path;
     RunResult r;
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return r;
@@ -132,6 +134,36 @@ TEST_F(YoloFfrTest, CatAndExtract) {
   EXPECT_TRUE(fs::exists(dir + "/000000000009.txt"));
   EXPECT_TRUE(fs::exists(dir + "/000000000009.json"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 6);
+}
+
+// yolo-pack --align: every yolo-ffr command reads the aligned dataset as the
+// plain one (packed() has the same source and options but the alignment).
+TEST_F(YoloFfrTest, AlignedPackReadsAsThePlainOne) {
+  const std::string source = SharedPath("data/coco128");
+  const std::string aligned = *work_ / "aligned.ffr";
+  const RunResult pack =
+      RunTool(YOLO_PACK, source + " -o " + aligned + " --layout coco --shards 3 --workers 2 --align 4096");
+  ASSERT_EQ(pack.status, 0) << pack.err;
+  EXPECT_NE(ReadFileToString(aligned + "/" + kManifestFile).find("align: 4096"), std::string::npos);
+  const RunResult verify = Run("verify --workers 2 " + aligned);
+  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("verified 128 of 128 samples"), std::string::npos) << verify.out;
+  for (const char* command : {"cat", "ls"}) {
+    const std::string index = std::string(command) == "cat" ? " 0" : "";
+    const RunResult plain_out = Run(std::string(command) + " " + packed() + index);
+    const RunResult aligned_out = Run(std::string(command) + " " + aligned + index);
+    ASSERT_EQ(aligned_out.status, 0) << aligned_out.err;
+    EXPECT_EQ(aligned_out.out, plain_out.out) << command;
+  }
+  const std::string dir = *work_ / "extracted";
+  ASSERT_EQ(Run("extract " + aligned + " 0 -o " + dir).status, 0);
+  EXPECT_EQ(ReadFileToString(dir + "/000000000009.jpg"),
+            ReadFileToString(source + "/images/train2017/000000000009.jpg"));
+
+  const RunResult bad = RunTool(YOLO_PACK, source + " -o " + std::string(*work_ / "bad.ffr") + " --align 1000");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--align"), std::string::npos) << bad.err;
+  EXPECT_NE(RunTool(YOLO_PACK, "--help").out.find("O_DIRECT"), std::string::npos);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Pack end to end: coco128 from both source layouts, bad input, crash safety, resume.
+// Pack end to end: coco128 from both source layouts, aligned samples, bad input, crash safety, resume.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,8 +9,10 @@
 #include <map>
 #include <thread>
 
+#include "ffr/format.h"
 #include "ffr/reader.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/inspect.h"
 #include "ffyolo/pack.h"
 #include "packer_source/tiny_images.h"
 #include "testing/test_env.h"
@@ -165,6 +167,85 @@ TEST(PackCoco128Test, MaxSizeReencodesLargeImages) {
   ASSERT_EQ(small.size(), 128u);
   for (size_t i = 0; i < small.size(); ++i) EXPECT_LE(std::max(small.width(i), small.height(i)), 320u);
   EXPECT_LT(sum.bytes, 22000000u / 2);
+}
+
+// --align 4096: the very records of a plain pack, each sample starting at a
+// multiple of 4096, and a dataset that yolo-ffr verify passes.
+TEST(PackCoco128Test, AlignedPackHoldsTheSameRecords) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScratchDir dir("aligned");
+  PackOptions plain = Options(coco128, dir / "plain.ffr");
+  plain.shards = 3;
+  PackOptions aligned = plain;
+  aligned.output = dir / "aligned.ffr";
+  aligned.align = 4096;
+  PackSummary plain_sum, aligned_sum;
+  ASSERT_TRUE(Pack(plain, &plain_sum).ok());
+  const Status s = Pack(aligned, &aligned_sum);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(plain_sum.manifest.options.at("align"), "0");
+  EXPECT_EQ(aligned_sum.manifest.options.at("align"), "4096");
+  EXPECT_GT(aligned_sum.bytes, plain_sum.bytes);
+  for (const ShardInfo& shard : aligned_sum.manifest.splits[0].shards) {
+    const std::string data = ReadFileToString(aligned.output + "/train2017/" + shard.file);
+    ffr::ShardHeader h;
+    ASSERT_TRUE(ffr::ParseShardHeader(shard.file, reinterpret_cast<const uint8_t*>(data.data()), data.size(),
+                                      data.size(), true, &h)
+                    .ok());
+    EXPECT_EQ(data.size(), shard.bytes);
+    for (int64_t i = 0; i < h.count(); ++i) EXPECT_EQ(h.offsets[i] % 4096, 0u) << shard.file << " sample " << i;
+  }
+  // The label index does not see the padding.
+  EXPECT_EQ(ReadFileToString(aligned.output + "/train2017/labels.idx.zst"),
+            ReadFileToString(plain.output + "/train2017/labels.idx.zst"));
+
+  std::unique_ptr<Dataset> a, b;
+  ASSERT_TRUE(Dataset::Open(plain.output, &a).ok());
+  ASSERT_TRUE(Dataset::Open(aligned.output, &b).ok());
+  std::unique_ptr<ffr::Reader> ra, rb;
+  ASSERT_TRUE(a->OpenReader("train2017", ffr::ReaderOptions(), &ra).ok());
+  ASSERT_TRUE(b->OpenReader("train2017", ffr::ReaderOptions(), &rb).ok());
+  ASSERT_EQ(ra->size(), 128);
+  ASSERT_EQ(rb->size(), 128);
+  ffr::ReadBuffer buf_a, buf_b;
+  for (int64_t i = 0; i < 128; ++i) {
+    ffr::Sample sa, sb;
+    ASSERT_TRUE(ra->Read(i, &buf_a, &sa).ok());
+    ASSERT_TRUE(rb->Read(i, &buf_b, &sb).ok());
+    RecordView va, vb;
+    ASSERT_TRUE(RecordView::Parse(sa.data, sa.size, ra->Describe(i), &va).ok());
+    const Status parsed = RecordView::Parse(sb.data, sb.size, rb->Describe(i), &vb);
+    ASSERT_TRUE(parsed.ok()) << parsed.ToString();
+    EXPECT_EQ(vb.file_name(), va.file_name());
+    EXPECT_EQ(vb.image_id(), va.image_id());
+    EXPECT_EQ(vb.width(), va.width());
+    EXPECT_EQ(vb.height(), va.height());
+    EXPECT_EQ(vb.encoding(), va.encoding());
+    EXPECT_EQ(vb.boxes(), va.boxes());
+    EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(vb.image_data()), vb.image_size()),
+              std::string_view(reinterpret_cast<const char*>(va.image_data()), va.image_size()))
+        << va.file_name();
+  }
+
+  VerifyOptions verify;
+  verify.workers = 2;
+  VerifyReport report;
+  ASSERT_TRUE(VerifyDataset(aligned.output, verify, &report).ok());
+  for (const VerifyProblem& p : report.problems) ADD_FAILURE() << p.message;
+  EXPECT_EQ(report.samples, 128);
+  EXPECT_EQ(report.images, 128);
+}
+
+TEST(PackTest, InvalidAlignIsRefused) {
+  ScratchDir dir("bad_align");
+  WriteCocoTree(dir / "src", "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.align = 1000;
+  PackSummary sum;
+  const Status s = Pack(o, &sum);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("--align"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "out.ffr"));
 }
 
 TEST(PackTest, MissingImageFailsFastNamingTheFile) {

@@ -70,6 +70,44 @@ TEST(RecordTest, RejectsDamage) {
   EXPECT_TRUE(parse(bad_encoding).IsCorruption());
 }
 
+TEST(RecordTest, ZeroPaddingAfterTheImageIsNotPartOfIt) {
+  const RecordInfo info = SampleInfo();
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(info, "IMAGEBYTES", &rec).ok());
+  for (size_t padding : {size_t{1}, size_t{4000}, kMaxRecordPadding - 1}) {
+    const std::string padded = rec + std::string(padding, '\0');
+    RecordView v;
+    const Status s = RecordView::Parse(reinterpret_cast<const uint8_t*>(padded.data()), padded.size(), "s0", &v);
+    ASSERT_TRUE(s.ok()) << padding << ": " << s.ToString();
+    EXPECT_EQ(v.file_name(), "000000000009.jpg");
+    EXPECT_EQ(v.image_id(), 9);
+    EXPECT_EQ(v.width(), 640u);
+    EXPECT_EQ(v.boxes(), info.boxes);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size()), "IMAGEBYTES");
+  }
+}
+
+TEST(RecordTest, RejectsPaddingThatIsNotZeroOrTooLong) {
+  std::string rec;
+  ASSERT_TRUE(EncodeRecord(SampleInfo(), "IMAGEBYTES", &rec).ok());
+  RecordView v;
+  auto parse = [&](const std::string& r) {
+    return RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), "train2017 sample 3", &v);
+  };
+  for (size_t at : {0, 100, 4095}) {
+    std::string dirty = rec + std::string(4096, '\0');
+    dirty[rec.size() + at] = 1;
+    const Status s = parse(dirty);
+    EXPECT_TRUE(s.IsCorruption()) << at;
+    EXPECT_NE(s.message().find("train2017 sample 3"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("not all zero"), std::string::npos) << s.message();
+  }
+  const Status s = parse(rec + std::string(kMaxRecordPadding, '\0'));
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("train2017 sample 3"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("left over"), std::string::npos) << s.message();
+}
+
 TEST(LabelIndexTest, RoundTripAndCorruption) {
   LabelIndex idx;
   RecordInfo a = SampleInfo();

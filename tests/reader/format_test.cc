@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
+
 #include "ffr/format.h"
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
@@ -46,13 +48,102 @@ TEST(Crc32Test, ExtendEqualsOneShot) {
 TEST(FormatTest, WriterReproducesGoldenVector) {
   ScratchDir dir("golden");
   const std::string path = dir / "PART_00000.ffr";
+  // Both ways of creating a writer; sample_alignment 0 is FFRecord's own layout.
+  for (const bool with_options : {false, true}) {
+    std::unique_ptr<ShardWriter> w;
+    ASSERT_TRUE((with_options ? ShardWriter::Create(path, 3, ShardWriterOptions(), &w)
+                              : ShardWriter::Create(path, 3, nullptr, &w))
+                    .ok());
+    ASSERT_TRUE(w->Append("abc", 3).ok());
+    ASSERT_TRUE(w->Append("hello", 5).ok());
+    ASSERT_TRUE(w->Append("", 0).ok());
+    ASSERT_TRUE(w->Finish().ok());
+    EXPECT_EQ(w->bytes(), 56u);
+    EXPECT_EQ(ReadFileToString(path), std::string(reinterpret_cast<const char*>(kGoldenVector), 56)) << with_options;
+  }
+}
+
+bool AllZero(const std::string& bytes) { return bytes.find_first_not_of('\0') == std::string::npos; }
+
+// The aligned layout of docs/format.md, section 1: the first sample at the
+// header's end rounded up, zeros after every sample but the last, CRCs over
+// the padded samples.
+TEST(FormatTest, AlignedWriterPadsEverySampleButTheLast) {
+  ScratchDir dir("aligned");
+  const std::string path = dir / "PART_00000.ffr";
+  const std::vector<std::string> samples = {"abc", std::string(4096, 'x'), "", std::string(5000, 'y'), "hello"};
+  ShardWriterOptions options;
+  options.sample_alignment = 4096;
   std::unique_ptr<ShardWriter> w;
-  ASSERT_TRUE(ShardWriter::Create(path, 3, nullptr, &w).ok());
-  ASSERT_TRUE(w->Append("abc", 3).ok());
-  ASSERT_TRUE(w->Append("hello", 5).ok());
-  ASSERT_TRUE(w->Append("", 0).ok());
+  ASSERT_TRUE(ShardWriter::Create(path, 5, options, &w).ok());
+  for (const std::string& sample : samples) ASSERT_TRUE(w->Append(sample.data(), sample.size()).ok());
   ASSERT_TRUE(w->Finish().ok());
-  EXPECT_EQ(ReadFileToString(path), std::string(reinterpret_cast<const char*>(kGoldenVector), 56));
+
+  const std::string file = ReadFileToString(path);
+  EXPECT_EQ(w->bytes(), file.size());
+  ShardHeader h;
+  const Status s =
+      ParseShardHeader(path, reinterpret_cast<const uint8_t*>(file.data()), file.size(), file.size(), true, &h);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // "abc" pads to 4096, the 4096-byte sample needs none, the empty one has no bytes, 5000 pads to 8192, and the
+  // last ("hello") ends the file unpadded.
+  EXPECT_EQ(h.offsets, (std::vector<uint64_t>{4096, 8192, 12288, 12288, 20480, 20485}));
+  EXPECT_TRUE(AllZero(file.substr(ShardHeader::EncodedSize(5), 4096 - ShardHeader::EncodedSize(5))))
+      << "the gap after the header";
+  for (int64_t i = 0; i < h.count(); ++i) {
+    const std::string bytes = file.substr(h.offsets[i], h.sample_size(i));
+    EXPECT_EQ(bytes.substr(0, samples[i].size()), samples[i]) << "sample " << i;
+    EXPECT_TRUE(AllZero(bytes.substr(samples[i].size()))) << "padding of sample " << i;
+    EXPECT_EQ(h.crcs[i], static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(bytes.data()),
+                                                       static_cast<uInt>(bytes.size()))))
+        << "sample " << i;
+  }
+}
+
+TEST(FormatTest, AlignedFirstSampleFollowsALongHeader) {
+  ScratchDir dir("aligned_header");
+  const std::string path = dir / "PART_00000.ffr";
+  ShardWriterOptions options;
+  options.sample_alignment = 512;
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(path, 50, options, &w).ok());  // a 612-byte header
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(w->Append("s", 1).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  const std::string file = ReadFileToString(path);
+  ShardHeader h;
+  ASSERT_TRUE(
+      ParseShardHeader(path, reinterpret_cast<const uint8_t*>(file.data()), file.size(), file.size(), true, &h).ok());
+  EXPECT_EQ(h.offsets[0], 1024u);
+  for (int64_t i = 0; i + 1 < h.count(); ++i) EXPECT_EQ(h.sample_size(i), 512u) << "sample " << i;
+  EXPECT_EQ(file.size(), 1024u + 49 * 512 + 1);
+}
+
+TEST(FormatTest, AlignedEmptyShardIsTheUsualTwelveBytes) {
+  ScratchDir dir("aligned_empty");
+  const std::string path = dir / "PART_00000.ffr";
+  ShardWriterOptions options;
+  options.sample_alignment = 4096;
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(path, 0, options, &w).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(ReadFileToString(path), EncodeShardHeader({}, {}));
+}
+
+TEST(FormatTest, WriterRefusesInvalidAlignments) {
+  ScratchDir dir("bad_alignment");
+  const std::string path = dir / "PART_00000.ffr";
+  for (uint64_t alignment : {uint64_t{1}, uint64_t{256}, uint64_t{3000}, uint64_t{4097}, uint64_t{2} << 20}) {
+    ShardWriterOptions options;
+    options.sample_alignment = alignment;
+    std::unique_ptr<ShardWriter> w;
+    const Status s = ShardWriter::Create(path, 1, options, &w);
+    EXPECT_TRUE(s.IsInvalidArgument()) << alignment << ": " << s.ToString();
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("alignment " + std::to_string(alignment)), std::string::npos) << s.message();
+    EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  }
+  for (uint64_t alignment : {uint64_t{0}, uint64_t{512}, uint64_t{4096}, uint64_t{1} << 20})
+    EXPECT_TRUE(CheckSampleAlignment(alignment).ok()) << alignment;
 }
 
 TEST(FormatTest, ReaderReadsGoldenVector) {

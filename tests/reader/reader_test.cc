@@ -31,13 +31,14 @@ std::string ShardName(int i) {
 }
 
 // Writes `samples` split over shards of `per_shard` samples into dir.
-void WriteShards(const std::string& dir, const std::vector<std::string>& samples, size_t per_shard) {
+void WriteShards(const std::string& dir, const std::vector<std::string>& samples, size_t per_shard,
+                 const ShardWriterOptions& options = ShardWriterOptions()) {
   size_t shard = 0;
   for (size_t begin = 0; begin < samples.size() || (samples.empty() && shard == 0); begin += per_shard, ++shard) {
     const size_t end = std::min(samples.size(), begin + per_shard);
     std::unique_ptr<ShardWriter> w;
     ASSERT_TRUE(ShardWriter::Create(dir + "/" + ShardName(static_cast<int>(shard)),
-                                    static_cast<int64_t>(end - begin), nullptr, &w)
+                                    static_cast<int64_t>(end - begin), options, &w)
                     .ok());
     for (size_t i = begin; i < end; ++i) ASSERT_TRUE(w->Append(samples[i].data(), samples[i].size()).ok());
     ASSERT_TRUE(w->Finish().ok());
@@ -191,6 +192,46 @@ TEST_P(ReaderBackendTest, FlippedByteIsReportedWithFileAndSample) {
   EXPECT_TRUE(r->ReadStream(batch, 3, [](size_t, const Sample&) { return Status::OK(); }).IsCorruption());
 }
 
+// What an aligned shard's reader returns: each sample followed by its zero
+// padding, except the last of each shard.
+std::vector<std::string> PaddedSamples(const std::vector<std::string>& samples, size_t per_shard, size_t alignment) {
+  std::vector<std::string> padded = samples;
+  for (size_t i = 0; i < padded.size(); ++i)
+    if ((i + 1) % per_shard != 0 && i + 1 != padded.size())
+      padded[i].resize((padded[i].size() + alignment - 1) / alignment * alignment, '\0');
+  return padded;
+}
+
+TEST_P(ReaderBackendTest, AlignedShardsReadBackSamplesWithTheirPadding) {
+  ScratchDir dir("aligned");
+  const auto samples = MakeSamples(60, 9000, 13);
+  ShardWriterOptions options;
+  options.sample_alignment = 4096;
+  WriteShards(dir.path(), samples, 25, options);
+  const std::vector<std::string> expected = PaddedSamples(samples, 25, 4096);
+  auto r = OpenOrSkip(dir.path());
+  if (!r) GTEST_SKIP() << "O_DIRECT or io_uring unsupported here";
+  ASSERT_EQ(r->size(), 60);
+  ReadBuffer buf;
+  for (int64_t i = 0; i < r->size(); ++i) {
+    Sample s;
+    ASSERT_TRUE(r->Read(i, &buf, &s).ok()) << "sample " << i;
+    EXPECT_EQ(AsString(s), expected[i]) << "sample " << i;
+  }
+  std::vector<int64_t> idx;
+  std::mt19937 rng(14);
+  for (int k = 0; k < 100; ++k) idx.push_back(rng() % 60);
+  std::vector<Sample> out(idx.size());
+  ASSERT_TRUE(r->ReadBatch(idx.data(), idx.size(), &buf, out.data()).ok());
+  for (size_t k = 0; k < idx.size(); ++k) EXPECT_EQ(AsString(out[k]), expected[idx[k]]) << "batch slot " << k;
+  size_t wrong = 0;
+  ASSERT_TRUE(r->ReadStream(idx.data(), idx.size(), [&](size_t k, const Sample& s) {
+                 wrong += AsString(s) != expected[idx[k]];
+                 return Status::OK();
+               }).ok());
+  EXPECT_EQ(wrong, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ReaderBackendTest,
                          ::testing::Values(Config{IoBackend::kPread, false}, Config{IoBackend::kIoUring, false},
                                            Config{IoBackend::kPread, true}, Config{IoBackend::kIoUring, true},
@@ -220,6 +261,47 @@ TEST(ReaderTest, MmapViewsPointIntoTheMappedShardAndNeedNoBuffer) {
   ASSERT_TRUE(r->Read(1, &buf, &again).ok());
   EXPECT_EQ(AsString(out[1]), samples[0]);
   EXPECT_EQ(AsString(out[0]), samples[5]);
+}
+
+// An Env that records the data reads the pread backend asks for.
+class RecordingEnv : public Env {
+ public:
+  Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) override {
+    reads.emplace_back(offset, n);
+    return Env::Pread(fd, buf, n, offset, read, path);
+  }
+  std::vector<std::pair<uint64_t, size_t>> reads;
+};
+
+// What sample_alignment is for: with O_DIRECT, an aligned sample costs its own
+// blocks and no more, where the same sample packed back to back costs one more.
+TEST(ReaderTest, DirectReadOfAnAlignedSampleFetchesOnlyItsBlocks) {
+  const std::vector<std::string> samples = {std::string(16384, 'a'), std::string(10000, 'b'),
+                                            std::string(16384, 'c'), std::string(7000, 'd')};
+  for (const uint64_t alignment : {uint64_t{0}, uint64_t{4096}}) {
+    ScratchDir dir("direct_blocks");
+    ShardWriterOptions writer_options;
+    writer_options.sample_alignment = alignment;
+    WriteShards(dir.path(), samples, samples.size(), writer_options);
+    RecordingEnv env;
+    ReaderOptions options;
+    options.backend = IoBackend::kPread;
+    options.direct_io = true;
+    options.env = &env;
+    std::unique_ptr<Reader> r;
+    const Status s = Reader::Open(dir.path(), options, &r);
+    if (s.IsNotSupported()) GTEST_SKIP() << "O_DIRECT unsupported here";
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ReadBuffer buf;
+    for (int64_t i : {0, 2}) {  // the 16 KiB samples
+      env.reads.clear();
+      Sample sample;
+      ASSERT_TRUE(r->Read(i, &buf, &sample).ok());
+      ASSERT_EQ(env.reads.size(), 1u);
+      EXPECT_EQ(env.reads[0].second, alignment > 0 ? 16384u : 20480u) << "sample " << i << ", alignment " << alignment;
+      EXPECT_EQ(AsString(sample), samples[i]);
+    }
+  }
 }
 
 TEST(ReaderTest, MmapAndDirectIoAreRefusedTogether) {

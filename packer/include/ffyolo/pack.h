@@ -32,6 +32,7 @@ struct PackOptions {
   bool skip_bad = false;                       // report and skip bad images instead of failing
   int max_size = 0;                            // > 0: re-encode JPEGs whose longest side is larger
   int quality = 90;                            // JPEG quality of re-encoded images
+  uint64_t align = 0;                          // > 0: each record starts at a multiple of this (O_DIRECT reads)
   bool force = false;                          // overwrite an existing output
 
   // Called from the packing thread, at most a few times per second.

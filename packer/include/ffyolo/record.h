@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ffr/shard_writer.h"
 #include "ffr/status.h"
 
 namespace ffyolo {
@@ -49,6 +50,9 @@ inline constexpr uint32_t kRecordMagic = 0x31525946;  // "FYR1" little-endian
 inline constexpr uint16_t kRecordVersion = 1;
 inline constexpr size_t kRecordHeaderSize = 40;
 inline constexpr size_t kRecordBoxSize = 24;
+// A sample may hold zero bytes after its record: a shard written with a sample
+// alignment pads each sample but the last to it (ffr::ShardWriterOptions).
+inline constexpr size_t kMaxRecordPadding = ffr::kMaxSampleAlignment;
 
 // The 24-byte box encoding shared by records and the label index.
 void PutBox(std::string* out, const Box& box);
@@ -61,8 +65,10 @@ Status EncodeRecord(const RecordInfo& info, std::string_view image, std::string*
 // must outlive the view.
 class RecordView {
  public:
-  // Validates the header and sizes. `where` names the sample in error
-  // messages, e.g. "train2017 sample 17 (PART_00000.ffr)".
+  // Validates the header and sizes. `size` may exceed the record by fewer
+  // than kMaxRecordPadding zero bytes (alignment padding, not part of the
+  // image). `where` names the sample in error messages, e.g.
+  // "train2017 sample 17 (PART_00000.ffr)".
   static Status Parse(const uint8_t* data, size_t size, const std::string& where, RecordView* out);
 
   ImageEncoding encoding() const { return encoding_; }

@@ -4,6 +4,14 @@
 // fsyncs, renames to <path> and fsyncs the directory. A writer destroyed
 // before Finish() removes its temporary file, and a killed process leaves only
 // a ".tmp" file, which readers never open (they take "*.ffr" only).
+//
+// Sample alignment (opt-in): FFRecord packs samples back to back, so an
+// O_DIRECT read of a sample usually fetches a 4 KiB block more than the
+// sample. With ShardWriterOptions::sample_alignment = A, offset[0] is the
+// header's end rounded up to A and every sample but the last is followed by
+// zeros up to the next multiple of A. FFRecord's rule (length = offset[i+1] -
+// offset[i]) makes those zeros part of sample i, so its CRC covers them and
+// readers read them; FFRecord's own readers still read such a file.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +24,27 @@
 
 namespace ffr {
 
+inline constexpr uint64_t kMinSampleAlignment = 512;
+inline constexpr uint64_t kMaxSampleAlignment = uint64_t{1} << 20;
+
+// OK for 0 (no alignment) and powers of two in [kMinSampleAlignment, kMaxSampleAlignment].
+Status CheckSampleAlignment(uint64_t alignment);
+
+struct ShardWriterOptions {
+  // 0: FFRecord's exact layout (samples back to back). Else each sample starts
+  // at a multiple of this many bytes (see above); 4096 makes O_DIRECT read
+  // only a sample's own blocks.
+  uint64_t sample_alignment = 0;
+  // nullptr means Env::Default().
+  Env* env = nullptr;
+};
+
 class ShardWriter {
  public:
   // Prepares to write exactly `count` samples to `path`.
+  static Status Create(const std::string& path, int64_t count, const ShardWriterOptions& options,
+                       std::unique_ptr<ShardWriter>* out);
+  // The same with default options on `env`.
   static Status Create(const std::string& path, int64_t count, Env* env, std::unique_ptr<ShardWriter>* out);
   ~ShardWriter();
 
@@ -31,15 +57,18 @@ class ShardWriter {
 
   int64_t count() const { return count_; }
   int64_t appended() const { return static_cast<int64_t>(crcs_.size()); }
+  // The file's size so far (the whole shard after Finish).
   uint64_t bytes() const { return position_; }
   const std::string& path() const { return path_; }
 
  private:
-  ShardWriter(std::string path, int64_t count, Env* env, std::unique_ptr<WritableFile> file);
+  ShardWriter(std::string path, int64_t count, uint64_t alignment, Env* env, std::unique_ptr<WritableFile> file);
 
   std::string path_;
   std::string tmp_path_;
   int64_t count_;
+  uint64_t alignment_;
+  std::string zeros_;  // alignment_ zero bytes, the padding's source
   Env* env_;
   std::unique_ptr<WritableFile> file_;
   std::vector<uint32_t> crcs_;
