@@ -1,7 +1,10 @@
 // yolo-bench loader's measurements run and count what they say they count.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
@@ -25,7 +28,7 @@ TEST(LoaderBenchTest, LoaderDecodeBoundAndBaselineMeasure) {
   ASSERT_TRUE(BenchLoader(*d, o, &loader).ok());
   EXPECT_EQ(loader.items, 16);  // after the untimed warm-up batch
   EXPECT_GT(loader.rate(), 0);
-  ASSERT_TRUE(BenchDecodeBound(*d, o, &decode).ok());
+  ASSERT_TRUE(BenchDecodeBound(*d, o, nullptr, &decode).ok());
   EXPECT_GE(decode.items, 48);  // at least one pass over the 48 training images
   EXPECT_GE(decode.seconds, 2.0);
   // One decoding thread: CPU time accrues, at most at the wall clock's pace (plus the process's idle threads' crumbs).
@@ -33,7 +36,7 @@ TEST(LoaderBenchTest, LoaderDecodeBoundAndBaselineMeasure) {
   EXPECT_LT(decode.cpu_seconds, decode.seconds * 1.2);
   EXPECT_GT(loader.cpu_seconds, 0);
   EXPECT_GT(loader.cpu_rate(), 0);
-  ffr::Status s = BenchSmallFileBaseline(*d, o, &baseline);
+  ffr::Status s = BenchSmallFileBaseline(*d, o, nullptr, &baseline);
   if (s.IsNotSupported()) GTEST_SKIP() << s.message();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(baseline.items, 16);
@@ -41,6 +44,52 @@ TEST(LoaderBenchTest, LoaderDecodeBoundAndBaselineMeasure) {
   o.validation = true;
   ASSERT_TRUE(BenchLoader(*d, o, &loader).ok());
   EXPECT_EQ(loader.items, 16);
+}
+
+// Beside the loader (--alongside) the bound and the baseline say when they
+// are set up and run until told to stop, the bound never less than one pass.
+TEST(LoaderBenchTest, AlongsideMeasurementsRunUntilStopped) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(testing::PackedSyntheticDataset(), &d).ok());
+  testing::ScratchDir dir("bench-alongside");
+  LoaderBenchOptions o;
+  o.img_size = 128;
+  o.samples = 1000;  // ignored beside the loader
+  o.workdir = dir / "files";
+  Alongside stopped;
+  stopped.stop = true;
+  BenchResult decode;
+  ASSERT_TRUE(BenchDecodeBound(*d, o, &stopped, &decode).ok());
+  EXPECT_TRUE(stopped.ready);
+  EXPECT_EQ(decode.items, 48);  // stopped before it began: exactly one pass
+  EXPECT_LT(decode.seconds, 2.0);
+
+  const auto stop_after = [](Alongside* a, int ms) {
+    return std::thread([a, ms] {
+      while (!a->ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      a->stop = true;
+    });
+  };
+  Alongside bound_side;
+  std::thread stopper = stop_after(&bound_side, 2500);
+  BenchResult longer;
+  ASSERT_TRUE(BenchDecodeBound(*d, o, &bound_side, &longer).ok());
+  stopper.join();
+  EXPECT_GT(longer.items, 48);
+  EXPECT_GE(longer.seconds, 2.4);
+
+  Alongside base_side;
+  stopper = stop_after(&base_side, 500);
+  BenchResult baseline;
+  const ffr::Status s = BenchSmallFileBaseline(*d, o, &base_side, &baseline);
+  stopper.join();
+  if (s.IsNotSupported()) GTEST_SKIP() << s.message();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GT(baseline.items, 0);
+  EXPECT_LT(baseline.items, 1000);  // stopped, not run to o.samples
+  EXPECT_GT(baseline.cpu_seconds, 0.1);
+  EXPECT_LT(baseline.cpu_seconds, baseline.seconds * 1.2);  // one worker thread's time
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // augmentations and thread count.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -38,11 +39,26 @@ struct BenchResult {
 // The loader itself.
 ffr::Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
 
-// TurboJPEG decodes/s of the split's images on one thread, at the DCT scale
-// the loader would use; a mosaic sample costs 4 decodes.
-ffr::Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
+// What lets a measurement run beside the loader on spare CPUs (`yolo-bench
+// loader --alongside`), so that both see the same machine: the measurement
+// sets `ready` once it is set up and its clock starts, and then runs until
+// `stop` is set (after the loader finishes).
+struct Alongside {
+  std::atomic<bool> ready{false};
+  std::atomic<bool> stop{false};
+};
 
-// The small-file baseline with `workers` threads. Needs OpenCV imgcodecs.
-ffr::Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);
+// TurboJPEG decodes/s of the split's images (whole images, at the DCT scale
+// the loader would use) on the calling thread; a mosaic sample costs 4
+// decodes. Two seconds, or with `alongside` until told to stop; at least one
+// pass over the split either way. CPU time is the thread's own.
+ffr::Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& options, Alongside* alongside,
+                             BenchResult* result);
+
+// The small-file baseline with `workers` threads: `samples` samples, or with
+// `alongside` as many as it makes until told to stop. CPU time is its worker
+// threads'. Needs OpenCV imgcodecs.
+ffr::Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& options, Alongside* alongside,
+                                   BenchResult* result);
 
 }  // namespace ffyolo
