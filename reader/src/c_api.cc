@@ -190,10 +190,16 @@ int ffr_reader_read_stream(const ffr_reader* reader, const int64_t* indices, siz
 }
 
 int ffr_writer_create(const char* path, int64_t count, ffr_writer** out) {
+  return ffr_writer_create_aligned(path, count, 0, out);
+}
+
+int ffr_writer_create_aligned(const char* path, int64_t count, uint64_t sample_alignment, ffr_writer** out) {
   return Guarded([&] {
     if (path == nullptr || out == nullptr) return Status::InvalidArgument("ffr_writer_create: NULL path or out");
     std::unique_ptr<ffr_writer> w(new ffr_writer);
-    FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(path, count, nullptr, &w->writer));
+    ffr::ShardWriterOptions options;
+    options.sample_alignment = sample_alignment;
+    FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(path, count, options, &w->writer));
     *out = w.release();
     return Status::OK();
   });

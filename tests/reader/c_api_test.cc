@@ -268,6 +268,40 @@ TEST(CApiTest, FlippedByteIsCorruptionUnlessChecksumsAreOff) {
   EXPECT_EQ(buf, "helLo");
 }
 
+// Aligned shards read back as their samples plus zero padding up to the
+// alignment (the last sample unpadded), and a bad alignment is refused.
+TEST(CApiTest, AlignedWriterPadsSamples) {
+  ScratchDir dir("aligned");
+  const std::string path = dir / "a.ffr";
+  const std::vector<std::string> samples = RandomSamples(6, 5000, 9);
+  ffr_writer* w = nullptr;
+  ASSERT_EQ(ffr_writer_create_aligned(path.c_str(), static_cast<int64_t>(samples.size()), 4096, &w), FFR_OK)
+      << LastError();
+  for (const std::string& s : samples) ASSERT_EQ(ffr_writer_append(w, s.data(), s.size()), FFR_OK) << LastError();
+  ASSERT_EQ(ffr_writer_finish(w), FFR_OK) << LastError();
+
+  ReaderHandle reader;
+  ASSERT_EQ(ffr_reader_open(path.c_str(), nullptr, &reader.r), FFR_OK) << LastError();
+  ASSERT_EQ(ffr_reader_size(reader.r), 6);
+  for (int64_t i = 0; i < 6; ++i) {
+    uint64_t size = 0;
+    ASSERT_EQ(ffr_reader_sample_size(reader.r, i, &size), FFR_OK) << LastError();
+    const std::string& want = samples[static_cast<size_t>(i)];
+    if (i < 5) {
+      EXPECT_EQ(size, (want.size() + 4095) / 4096 * 4096) << "sample " << i;  // the empty one stays empty
+    } else {
+      EXPECT_EQ(size, want.size());
+    }
+    std::string got(size, 'x');
+    ASSERT_EQ(ffr_reader_read(reader.r, i, got.data(), size, &size), FFR_OK) << LastError();
+    EXPECT_EQ(got.substr(0, want.size()), want) << "sample " << i;
+    EXPECT_EQ(got.find_first_not_of('\0', want.size()), std::string::npos) << "padding of sample " << i;
+  }
+
+  EXPECT_EQ(ffr_writer_create_aligned((dir / "b.ffr").c_str(), 1, 1000, &w), FFR_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("1000"), std::string::npos) << LastError();
+}
+
 TEST(CApiTest, WriterErrorsLeaveNoShard) {
   ScratchDir dir("writer");
   const std::string path = dir / "w.ffr";

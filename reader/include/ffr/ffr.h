@@ -117,6 +117,11 @@ int ffr_reader_read_stream(const ffr_reader* reader, const int64_t* indices, siz
  * ffr_writer_abort(), which both free it. */
 
 int ffr_writer_create(const char* path, int64_t count, ffr_writer** out);
+/* The same with every sample starting at a multiple of `sample_alignment`
+ * bytes (0: none; else a power of two from 512 to 1 MiB): samples are padded
+ * with zeros that belong to them (docs/format.md), so that O_DIRECT reads
+ * fetch only their own blocks; 4096 suits most disks. */
+int ffr_writer_create_aligned(const char* path, int64_t count, uint64_t sample_alignment, ffr_writer** out);
 int ffr_writer_append(ffr_writer* writer, const void* data, size_t size);
 
 /* Writes the header, syncs and renames. Frees the writer even when it fails
