@@ -42,8 +42,11 @@ int Info(const std::string& path, std::vector<std::string> splits, bool json) {
     return 0;
   }
   const ffyolo::Manifest& m = dataset->manifest();
-  std::printf("%s: %zu classes, packed %s from %s (%s)\n", dataset->path().c_str(), m.names.size(), m.created.c_str(),
-              m.source.c_str(), m.source_layout.c_str());
+  const auto align = m.options.find("align");
+  const bool aligned = align != m.options.end() && align->second != "0";
+  std::printf("%s: %zu classes, packed %s from %s (%s)%s\n", dataset->path().c_str(), m.names.size(),
+              m.created.c_str(), m.source.c_str(), m.source_layout.c_str(),
+              aligned ? (", samples aligned to " + align->second + " bytes").c_str() : "");
   for (const ffyolo::SplitStats& split : stats) std::printf("\n%s", ffyolo::FormatSplitStats(split).c_str());
   return 0;
 }

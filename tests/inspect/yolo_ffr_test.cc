@@ -145,6 +145,8 @@ TEST_F(YoloFfrTest, AlignedPackReadsAsThePlainOne) {
       RunTool(YOLO_PACK, source + " -o " + aligned + " --layout coco --shards 3 --workers 2 --align 4096");
   ASSERT_EQ(pack.status, 0) << pack.err;
   EXPECT_NE(ReadFileToString(aligned + "/" + kManifestFile).find("align: 4096"), std::string::npos);
+  EXPECT_NE(Run("info " + aligned).out.find("samples aligned to 4096 bytes"), std::string::npos);
+  EXPECT_EQ(Run("info " + packed()).out.find("aligned"), std::string::npos);
   const RunResult verify = Run("verify --workers 2 " + aligned);
   EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("verified 128 of 128 samples"), std::string::npos) << verify.out;
