@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "parse_int.h"
+#include "parse_text.h"
 
 namespace ffyolo {
 
@@ -14,12 +14,7 @@ bool ParseCpuList(const std::string& text, std::vector<int>* cpus) {
   const size_t last = text.find_last_not_of(" \t\n");
   std::vector<int> out;
   if (first != std::string::npos) {
-    const std::string body = text.substr(first, last - first + 1);
-    size_t start = 0;
-    while (start <= body.size()) {
-      size_t comma = body.find(',', start);
-      if (comma == std::string::npos) comma = body.size();
-      const std::string range = body.substr(start, comma - start);
+    for (const std::string& range : SplitCommas(text.substr(first, last - first + 1))) {
       const size_t dash = range.find('-');
       int lo = 0, hi = 0;
       if (dash == std::string::npos) {
@@ -30,7 +25,6 @@ bool ParseCpuList(const std::string& text, std::vector<int>* cpus) {
       }
       if (lo < 0 || hi < lo || hi >= kMaxCpus) return false;
       for (int cpu = lo; cpu <= hi; ++cpu) out.push_back(cpu);
-      start = comma + 1;
     }
   }
   std::sort(out.begin(), out.end());

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <initializer_list>
 
-#include "parse_int.h"
+#include "parse_text.h"
 #include "slurm_env.h"
 
 extern char** environ;

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "ffyolo/numa_binding.h"
-#include "parse_int.h"
+#include "parse_text.h"
 #include "sysfs.h"
 
 namespace ffyolo {
@@ -27,16 +27,11 @@ std::vector<std::string> SelectVisible(const std::vector<std::string>& gpus, con
   if (!visible.empty() && visible.find_first_of("0123456789-") != 0) return gpus;  // GPU-<uuid>, MIG-...
   std::vector<std::string> out;
   std::set<int> used;
-  size_t start = 0;
-  while (start < visible.size()) {
-    size_t comma = visible.find(',', start);
-    if (comma == std::string::npos) comma = visible.size();
+  for (const std::string& entry : SplitCommas(visible)) {
     int index = -1;
-    if (!ParseInt(visible.substr(start, comma - start), &index) || index < 0 ||
-        index >= static_cast<int>(gpus.size()) || !used.insert(index).second)
+    if (!ParseInt(entry, &index) || index < 0 || index >= static_cast<int>(gpus.size()) || !used.insert(index).second)
       break;
     out.push_back(gpus[index]);
-    start = comma + 1;
   }
   return out;
 }

@@ -13,7 +13,7 @@
 #include <set>
 
 #include "cpu_list.h"
-#include "parse_int.h"
+#include "parse_text.h"
 #include "sysfs.h"
 
 namespace ffyolo {

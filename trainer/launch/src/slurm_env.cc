@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "parse_int.h"
+#include "parse_text.h"
 
 namespace ffyolo {
 
@@ -40,11 +40,7 @@ Status SlurmTasksOnNode(const std::string& tasks_per_node, int node_id, int* tas
     return Status::InvalidArgument("SLURM_TASKS_PER_NODE='" + tasks_per_node + "': " + why);
   };
   int first_node = 0;  // the first node the current entry describes
-  size_t start = 0;
-  while (start <= tasks_per_node.size()) {
-    size_t comma = tasks_per_node.find(',', start);
-    if (comma == std::string::npos) comma = tasks_per_node.size();
-    const std::string entry = tasks_per_node.substr(start, comma - start);
+  for (const std::string& entry : SplitCommas(tasks_per_node)) {
     // "4" or "4(x2)".
     const size_t paren = entry.find("(x");
     int count = 0, repeat = 1;
@@ -58,7 +54,6 @@ Status SlurmTasksOnNode(const std::string& tasks_per_node, int node_id, int* tas
       return Status::OK();
     }
     first_node += repeat;
-    start = comma + 1;
   }
   return bad("no entry for SLURM_NODEID=" + std::to_string(node_id) + " (it describes " +
              std::to_string(first_node) + " nodes)");
