@@ -94,11 +94,11 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
   if (ctx_.decode_less) options.min_w = target.width, options.min_h = target.height;
   // The region in decoded pixels: the record's size gives the decoder's scale
   // before decoding (a record that lies about it fails the check below).
-  const int expected_denominator =
-      rec.encoding() == ImageEncoding::kJpeg ? DctScaleDenominator(l.orig_w, l.orig_h, options) : 1;
-  const cv::Size expected((l.orig_w + expected_denominator - 1) / expected_denominator,
-                          (l.orig_h + expected_denominator - 1) / expected_denominator);
-  const int interpolation = LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s);
+  const auto record_at_scale = [&](int denominator) {
+    return cv::Size((l.orig_w + denominator - 1) / denominator, (l.orig_h + denominator - 1) / denominator);
+  };
+  const cv::Size expected = record_at_scale(
+      rec.encoding() == ImageEncoding::kJpeg ? DctScaleDenominator(l.orig_w, l.orig_h, options) : 1);
   if (!needed.empty())
     options.region = expected == target ? needed : ResizeSourceRegion(needed, expected, target);
   cv::Mat decoded;
@@ -111,8 +111,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     return false;
   }
   // The bytes must be the image the record describes (at the chosen DCT scale).
-  if (decoded.cols != (l.orig_w + denominator - 1) / denominator ||
-      decoded.rows != (l.orig_h + denominator - 1) / denominator) {
+  if (decoded.size() != record_at_scale(denominator)) {
     *error = {l.index, ffr::Status::Corruption(l.where + ": image decodes to " + std::to_string(decoded.cols) + "x" +
                                                std::to_string(decoded.rows) + ", the record says " +
                                                std::to_string(l.orig_w) + "x" + std::to_string(l.orig_h))};
@@ -122,7 +121,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     l.image = decoded;
   } else {
     l.image = ImageView(&l.resized, target.height, target.width);
-    cv::resize(decoded, l.image, target, 0, 0, interpolation);
+    cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
   }
   return true;
 }

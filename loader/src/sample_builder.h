@@ -58,7 +58,8 @@ class SampleBuilder {
   // Reads and parses the records of `indices` into the first `count` Loaded.
   bool Read(const int64_t* indices, int count, SampleError* error);
   // Decodes Loaded k's image and applies load_image's resize. With a
-  // non-empty `needed` (in resized pixels) only the pixels there are valid.
+  // non-empty `needed` (in resized pixels; augmenting loads only, whose
+  // resize is INTER_LINEAR, see ResizeSourceRegion) only the pixels there are valid.
   bool Decode(int k, bool augment, const cv::Rect& needed, SampleError* error);
   // Read and Decode of one image into Loaded 0.
   bool Load(int64_t index, bool augment, SampleError* error);

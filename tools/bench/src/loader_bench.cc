@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <numeric>
 #include <thread>
 
 #include <opencv2/imgproc.hpp>
@@ -185,10 +186,11 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   const Hyp hyp;
   const int64_t want = o.samples > 0 ? o.samples : static_cast<int64_t>(files.size());
   std::atomic<int64_t> next{0}, done{0};
-  std::atomic<double> cpu_seconds{0};
+  const int workers = std::max(1, o.workers);
+  std::vector<double> cpu_seconds(workers, 0.0);  // per worker thread
   std::atomic<bool> failed{false};
   const auto more = [&](int64_t p) { return alongside != nullptr ? !alongside->stop.load() : p < want; };
-  auto worker = [&] {
+  auto worker = [&](int t) {
     const double cpu_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     std::vector<uint8_t> out(static_cast<size_t>(3) * 2 * s * 2 * s);
     cv::Mat canvas(2 * s, 2 * s, CV_8UC3), img(s, s, CV_8UC3);
@@ -242,20 +244,17 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
       }
       ToNormalized(boxes, s, s);
     }
-    double total = cpu_seconds.load();
-    const double mine = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
-    while (!cpu_seconds.compare_exchange_weak(total, total + mine)) {
-    }
+    cpu_seconds[t] = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
   };
   Stopwatch watch;
   watch.Start();
   if (alongside != nullptr) alongside->ready = true;
   std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, o.workers); ++t) pool.emplace_back(worker);
+  for (int t = 0; t < workers; ++t) pool.emplace_back(worker, t);
   for (auto& t : pool) t.join();
   watch.Stop(result);
   result->items = done;
-  result->cpu_seconds = cpu_seconds;
+  result->cpu_seconds = std::accumulate(cpu_seconds.begin(), cpu_seconds.end(), 0.0);
   if (o.workdir.empty()) fs::remove_all(dir);
   if (failed) return Status::IOError(dir + ": cv::imread failed on a baseline file");
   return Status::OK();
