@@ -7,10 +7,15 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
+#include "ffyolo/dataset_eval.h"
+#include "ffyolo/device.h"
 #include "ffyolo/launcher.h"
 #include "ffyolo/numa_binding.h"
+#include "ffyolo/progress.h"
 #include "ffyolo/train.h"
+#include "ffyolo/val_metrics.h"
 
 namespace {
 
@@ -41,6 +46,65 @@ ffr::Status PlanBindings(int local_world_size, bool cuda, const ffyolo::EnvMap& 
   return ffr::Status::OK();
 }
 
+// train.py's console: the setup lines, a progress bar per epoch with the
+// running losses, the validation table, the final report. Rank 0 draws; every
+// rank prints its own warnings.
+class ConsoleObserver : public ffyolo::TrainObserver {
+ public:
+  explicit ConsoleObserver(bool main_rank) : main_rank_(main_rank) {}
+
+  void OnMessage(ffyolo::TrainMessage kind, const std::string& text) override {
+    if (kind == ffyolo::TrainMessage::kWarning)
+      std::fprintf(stderr, "warning: %s\n", text.c_str());
+    else
+      std::printf("%s\n", text.c_str());
+  }
+  void OnTrainStart(const ffyolo::TrainStart& s) override {
+    names_ = s.names;
+    if (!main_rank_) return;
+    std::printf("Image sizes %d train, %d val\nUsing %d dataloader workers, %d torch threads\nLogging results to %s\n"
+                "Starting training for %lld epochs...\n",
+                s.img_size, s.img_size, s.workers, s.threads, s.save_dir.c_str(), static_cast<long long>(s.epochs));
+  }
+  void OnTrainEpochStart(int64_t epoch, int64_t epochs, int64_t batches, int64_t) override {
+    if (!main_rank_) return;
+    std::printf("\n%11s%11s%11s%11s%11s%11s%11s\n", "Epoch", "GPU_mem", "box_loss", "obj_loss", "cls_loss",
+                "Instances", "Size");
+    ffyolo::ProgressBar::Options po;
+    char label[64];
+    std::snprintf(label, sizeof(label), "%11s", (std::to_string(epoch) + "/" + std::to_string(epochs - 1)).c_str());
+    po.label = label;
+    po.total = batches;
+    bar_ = std::make_unique<ffyolo::ProgressBar>(po);
+  }
+  void OnTrainBatchEnd(const ffyolo::TrainBatchEnd& b) override {
+    if (!bar_) return;
+    char mem[32], post[128];
+    std::snprintf(mem, sizeof(mem), "%.3gG", b.gpu_mem_gb);  // "0G" on the CPU, as train.py
+    std::snprintf(post, sizeof(post), "%10s%11.4g%11.4g%11.4g%11lld%11d", mem,
+                  b.mean_items[0], b.mean_items[1], b.mean_items[2], static_cast<long long>(b.instances), b.size);
+    bar_->Update(b.batch + 1, post);
+  }
+  void OnTrainEpochEnd(int64_t) override {
+    if (bar_) bar_->Finish();
+    bar_.reset();
+  }
+  void OnFitEpochEnd(const ffyolo::FitEpochEnd& e) override {
+    if (e.validated) std::printf("%s", ffyolo::FormatValMetricsTable(e.metrics, names_, false).c_str());
+  }
+  void OnTrainEnd(const ffyolo::TrainEnd& end) override {
+    if (!end.best_weights.empty())
+      std::printf("\nValidating %s...\n%s", end.best_weights.c_str(),
+                  ffyolo::FormatEvalReport(end.final, names_, names_.size() < 50).c_str());
+    std::printf("Results saved to %s\n", end.save_dir.c_str());
+  }
+
+ private:
+  bool main_rank_;
+  std::vector<std::string> names_;
+  std::unique_ptr<ffyolo::ProgressBar> bar_;
+};
+
 int Fail(const std::string& what, const ffr::Status& s) {
   std::fprintf(stderr, "yolo-train: %s%s\n", what.c_str(), s.ToString().c_str());
   return 1;
@@ -63,7 +127,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch,--batch-size", o.batch_size, "Total batch size");
   app.add_option("--epochs", o.epochs, "Epochs");
   app.add_option("--workers", o.workers, "Loader threads");
-  app.add_option("--device", o.device, "cpu or a CUDA device index (0)");
+  app.add_option("--device", o.device, "cuda device, i.e. 0 or 0,1,2,3 or cpu (default: GPU 0 if any, else cpu)");
   app.add_option("--project", o.project, "Save to project/name");
   app.add_option("--name", o.name, "Save to project/name");
   app.add_flag("--exist-ok", o.exist_ok, "Reuse project/name instead of incrementing");
@@ -79,7 +143,9 @@ int main(int argc, char** argv) {
   app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
   app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");
   ffyolo::LaunchFlags launch;
-  app.add_option("--nproc,--nproc-per-node", launch.nproc, "Data-parallel workers to start on this machine");
+  CLI::Option* nproc_opt = app.add_option("--nproc,--nproc-per-node", launch.nproc,
+                                          "Data-parallel workers to start on this machine (default: one per "
+                                          "--device GPU)");
   app.add_option("--nnodes", launch.nnodes, "Machines in the job (each runs yolo-train --nproc N)");
   app.add_option("--node-rank", launch.node_rank, "This machine's index in the job (0 hosts the rendezvous)");
   app.add_option("--master-addr", launch.master_addr, "Host of node 0 (default: 127.0.0.1 on one node)");
@@ -112,17 +178,27 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  ffyolo::DeviceSpec device;
+  if (ffr::Status s = ffyolo::ParseDeviceSpec(o.device, &device); !s.ok()) return Fail("", s);
+  if (device.cuda.size() > 1 && nproc_opt->count() == 0) {
+    launch.nproc = static_cast<int>(device.cuda.size());  // Ultralytics would fall back to DataParallel here
+    std::printf("--device %s: one data-parallel worker per GPU (--nproc %d)\n", o.device.c_str(), launch.nproc);
+  }
   const ffyolo::EnvMap env = ffyolo::CurrentEnvironment();
   ffyolo::LaunchRole role;
   ffyolo::DistEnv me;
   ffr::Status launch_status = ffyolo::ResolveLaunch(launch, env, &role, &me);
   if (!launch_status.ok()) return Fail("", launch_status);
-  const bool cuda = o.device != "cpu";
+  const bool cuda = !device.cpu && (!device.cuda.empty() || ffyolo::CudaDeviceCount() > 0);
   if (role == ffyolo::LaunchRole::kLauncher) {
     ffyolo::LaunchOptions lo;
     lo.args.assign(argv, argv + argc);
     lo.job = me;
-    if (cuda && o.device.find(',') != std::string::npos) setenv("CUDA_VISIBLE_DEVICES", o.device.c_str(), 1);
+    if (device.cuda.size() > 1) {  // rank r takes visible device r (device.h)
+      std::string visible;
+      for (int index : device.cuda) visible += (visible.empty() ? "" : ",") + std::to_string(index);
+      setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
+    }
     if (o.bind_numa) {
       ffr::Status s = PlanBindings(me.local_world_size, cuda, ffyolo::CurrentEnvironment(), &lo.bindings);
       if (!s.ok()) return Fail("", s);
@@ -142,8 +218,9 @@ int main(int argc, char** argv) {
       return Fail("--bind-numa: ", ffr::Status::FromErrno("binding rank " + std::to_string(me.rank), err));
   }
   for (int sig : {SIGTERM, SIGUSR1, SIGINT}) std::signal(sig, OnStopSignal);
+  ConsoleObserver console(!o.distributed || o.dist.rank == 0);
   ffyolo::TrainSummary result;
-  ffr::Status s = ffyolo::Train(o, &result);
+  ffr::Status s = ffyolo::Train(o, &console, &result);
   if (s.IsAborted()) {
     std::fprintf(stderr, "yolo-train: %s\n", s.message().c_str());
     return kExitStopped;

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--conf-thres", o.conf_thres, "Confidence threshold");
   app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold");
   app.add_option("--max-det", o.max_det, "Maximum detections per image");
-  app.add_option("--device", o.device, "cpu or a CUDA device index (0)");
+  app.add_option("--device", o.device, "cuda device, i.e. 0 or cpu (default: GPU 0 if any, else cpu)");
   app.add_option("--workers", o.workers, "Loader threads");
   app.add_option("--threads", o.threads, "Torch threads");
   app.add_option("--project", project, "Save to project/name");

@@ -13,7 +13,7 @@ namespace ffyolo {
 
 ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::vector<std::string>* names) {
   torch::Device device(torch::kCPU);
-  FFR_RETURN_IF_ERROR(ParseDevice(o.device, &device));
+  FFR_RETURN_IF_ERROR(SelectDevice(o.device, /*local_rank=*/-1, &device));
   at::set_num_threads(o.threads > 0 ? o.threads : UsableCpus());
   std::unique_ptr<Dataset> dataset;
   FFR_RETURN_IF_ERROR(Dataset::Open(o.data, &dataset));

@@ -37,6 +37,15 @@ ffr::Status Validator::Run(YoloModel& model, const ComputeLoss* loss, bool half,
   const auto start = std::chrono::steady_clock::now();
   torch::NoGradGuard no_grad;
   model.eval();
+  // val.py's model.half() ... model.float(): a half run leaves the weights rounded to fp16, as train.py's EMA is.
+  struct FloatAgain {
+    YoloModel& model;
+    bool half;
+    ~FloatAgain() {
+      if (half) model.to(torch::kFloat);
+    }
+  } float_again{model, half};
+  if (half) model.to(torch::kHalf);
   DatasetEvaluator evaluator(dataset_.manifest(), index_);
   *out = ValidationOutput();
   torch::Tensor loss_sum = torch::zeros({3});

@@ -1,7 +1,10 @@
-// The --device flag: "cpu" or a CUDA device index, checked against what this LibTorch can use.
+// The --device flag as Ultralytics' select_device reads it: "" picks the
+// first CUDA device when there is one, else the CPU; "cpu"; "0" or "cuda:0";
+// "0,1,2,3" lists the GPUs of a data-parallel job, one per rank.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <c10/core/Device.h>
 
@@ -9,6 +12,20 @@
 
 namespace ffyolo {
 
-ffr::Status ParseDevice(const std::string& text, c10::Device* device);
+struct DeviceSpec {
+  bool cpu = false;
+  std::vector<int> cuda;  // the listed CUDA indices; empty and !cpu: automatic
+};
+
+// The syntax alone (no device is queried), so it is checked on any machine.
+ffr::Status ParseDeviceSpec(const std::string& text, DeviceSpec* spec);
+
+// The device of a single process (the first listed GPU) or of data-parallel
+// rank `local_rank` (>= 0: the launcher made the listed GPUs the visible ones,
+// so the rank takes visible device local_rank), checked against this LibTorch.
+ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* device);
+
+// CUDA devices this LibTorch can use (0 on a CPU build or machine).
+int CudaDeviceCount();
 
 }  // namespace ffyolo

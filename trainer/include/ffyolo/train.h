@@ -6,14 +6,15 @@
 // and best.pt, results.csv, results.png, hyp.yaml, opt.yaml, train_batch0.jpg).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "ffr/status.h"
 #include "ffyolo/dist_env.h"
 #include "ffyolo/results.h"
+#include "ffyolo/train_observer.h"
 
 namespace ffyolo {
 
@@ -26,7 +27,7 @@ struct TrainOptions {
   int batch_size = 16;                    // total over all ranks
   int epochs = 100;
   int workers = 8;                        // loader threads per rank
-  std::string device = "cpu";             // "cpu" or a CUDA index ("0")
+  std::string device;                     // --device (device.h): "" the first GPU if any, "cpu", "0", "0,1"
   std::string project = "runs/train";
   std::string name = "exp";
   bool exist_ok = false;
@@ -49,9 +50,8 @@ struct TrainOptions {
   int dist_timeout_s = 1800;              // longest wait in a collective (rank 0 validates meanwhile)
   // Resume: the last.pt to continue ("" = not resuming). Its saved options win.
   std::string resume;
-  // After every batch: epoch, batch, and its loss items (box, obj, cls). For tests and monitors.
-  std::function<void(int64_t epoch, int64_t batch, const double items[3])> on_batch;
 
+  // opt.yaml: the options that decide a run (not where its ranks run nor what it resumes).
   std::string ToYaml() const;
   static ffr::Status FromYaml(const std::string& yaml, TrainOptions* out);
 };
@@ -71,9 +71,10 @@ ffr::Status FindLastCheckpoint(const std::string& project, std::string* path);
 // "runs/train/exp", then exp2, exp3, ... (Ultralytics' increment_path).
 std::string IncrementPath(const std::string& path, bool exist_ok);
 
-// Returns Aborted when a stop was requested: last.pt then holds the exact
-// position (after the last optimizer step) and --resume continues from it.
-ffr::Status Train(const TrainOptions& options, TrainSummary* summary);
+// Runs a Trainer (trainer.h) through all its stages. Returns Aborted when a
+// stop was requested: last.pt then holds the exact position (after the last
+// optimizer step) and --resume continues from it. `observer` may be null.
+ffr::Status Train(const TrainOptions& options, TrainObserver* observer, TrainSummary* summary);
 
 // Asks a running Train() to stop at its next optimizer step (or epoch end) and
 // save a resumable last.pt. Async-signal-safe: yolo-train calls it on SIGTERM,
@@ -81,10 +82,6 @@ ffr::Status Train(const TrainOptions& options, TrainSummary* summary);
 void RequestTrainingStop();
 bool TrainingStopRequested();
 void ClearTrainingStop();
-
-}  // namespace ffyolo
-
-namespace ffyolo {
 
 // The layer table and summary line of a model YAML (or shipped model name) at nc classes.
 ffr::Status ModelSummaryText(const std::string& cfg, int64_t nc, int img_size, std::string* text);

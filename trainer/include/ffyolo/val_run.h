@@ -13,7 +13,7 @@ struct ValRunOptions {
   std::string data;
   std::string weights;
   std::string split;  // "" = the validation split (or the only one)
-  std::string device = "cpu";
+  std::string device;  // --device (device.h)
   int img_size = 640;
   int batch_size = 32;
   int workers = 4;

@@ -46,7 +46,8 @@ class Validator {
   ~Validator();
 
   // Runs `model` (switched to eval mode) over the split; with `loss`, the
-  // validation losses too; `half` runs the forward in fp16 (CUDA AMP).
+  // validation losses too; `half` runs the model in fp16 (CUDA AMP) and leaves
+  // its weights rounded to fp16, as val.py's model.half() ... .float() does.
   ffr::Status Run(YoloModel& model, const ComputeLoss* loss, bool half, ValidationOutput* out);
 
   const std::string& split() const { return split_; }

@@ -1,0 +1,166 @@
+// The GPU path, asserted where a CUDA device is present (the GPU machine's
+// scripts/gpu-run.sh) and skipped with a message elsewhere: the model on CUDA
+// computes what it computes on the CPU, an AMP step, batches copied from pinned
+// memory on a side stream equal the CPU path's, NCCL with one rank, and an
+// epoch of training on the GPU.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ffyolo/batch_transfer.h"
+#include "ffyolo/communicator.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/device.h"
+#include "ffyolo/grad_scaler.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/model.h"
+#include "ffyolo/model_config.h"
+#include "ffyolo/torch_compat.h"
+#include "ffyolo/trainer.h"
+#include "testing/test_env.h"
+#include "tiny_training.h"
+
+namespace ffyolo {
+namespace {
+
+#define FFYOLO_REQUIRE_CUDA()                                                                              \
+  if (CudaDeviceCount() == 0)                                                                              \
+  GTEST_SKIP() << (BatchTransfer::CudaCompiled() ? "no CUDA device visible" : "a CPU-only LibTorch") \
+               << "; the GPU path is tested on a GPU machine (scripts/gpu-run.sh)"
+
+const torch::Device kGpu(torch::kCUDA, 0);
+
+// Two yolov5n models with the same weights (BN statistics randomised too), one on the GPU.
+void TwinModels(std::shared_ptr<YoloModel>* cpu, std::shared_ptr<YoloModel>* gpu) {
+  torch::manual_seed(0);
+  ASSERT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, cpu).ok());
+  ASSERT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, gpu).ok());
+  torch::NoGradGuard no_grad;
+  const auto from = (*cpu)->named_buffers();
+  for (auto& b : from)
+    if (b.value().is_floating_point() && b.key().find("running") != std::string::npos)
+      b.value().uniform_(0.5, 1.5);
+  for (auto& p : (*gpu)->named_parameters()) p.value().copy_((*cpu)->named_parameters()[p.key()]);
+  for (auto& b : (*gpu)->named_buffers()) b.value().copy_(from[b.key()]);
+  (*gpu)->to(kGpu);
+}
+
+torch::Tensor RawLoss(const DetectOutput& out) {
+  torch::Tensor loss = torch::zeros({}, out.raw[0].options().dtype(torch::kFloat));
+  for (const torch::Tensor& r : out.raw) loss = loss + r.to(torch::kFloat).sigmoid().pow(2).mean();
+  return loss;
+}
+
+TEST(CudaTest, ForwardAndBackwardEqualTheCpu) {
+  FFYOLO_REQUIRE_CUDA();
+  std::shared_ptr<YoloModel> cpu, gpu;
+  TwinModels(&cpu, &gpu);
+  const torch::Tensor input = torch::rand({2, 3, 128, 128});
+  const DetectOutput a = cpu->forward(input);
+  const DetectOutput b = gpu->forward(input.to(kGpu));
+  ASSERT_EQ(a.raw.size(), b.raw.size());
+  for (size_t k = 0; k < a.raw.size(); ++k)
+    EXPECT_TRUE(torch::allclose(b.raw[k].cpu(), a.raw[k], 1e-3, 1e-3)) << "level " << k;
+  RawLoss(a).backward();
+  RawLoss(b).backward();
+  const auto grads = gpu->named_parameters();
+  for (const auto& p : cpu->named_parameters()) {
+    const torch::Tensor g = grads[p.key()].grad().cpu();
+    EXPECT_TRUE(torch::allclose(g, p.value().grad(), 1e-2, 1e-4 + 1e-2 * p.value().grad().abs().max().item<double>()))
+        << p.key();
+  }
+}
+
+TEST(CudaTest, OneAmpStepIsFiniteAndCloseToFp32) {
+  FFYOLO_REQUIRE_CUDA();
+  std::shared_ptr<YoloModel> cpu, gpu;
+  TwinModels(&cpu, &gpu);
+  const torch::Tensor input = torch::rand({4, 3, 128, 128}, kGpu);
+  const double fp32 = RawLoss(gpu->forward(input)).item<double>();
+  torch::optim::SGD sgd(gpu->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  GradScaler scaler(true);
+  compat::SetCudaAutocast(true);
+  const DetectOutput out = gpu->forward(input);
+  compat::SetCudaAutocast(false);
+  EXPECT_EQ(out.raw[0].scalar_type(), torch::kHalf);
+  const torch::Tensor loss = RawLoss(out);
+  EXPECT_NEAR(loss.item<double>(), fp32, 1e-2 * fp32);
+  const torch::Tensor before = gpu->parameters()[0].detach().clone();
+  scaler.Scale(loss).backward();
+  scaler.Unscale(sgd);
+  EXPECT_TRUE(scaler.Step(sgd));
+  scaler.Update();
+  EXPECT_EQ(scaler.scale(), 65536.0);
+  const torch::Tensor after = gpu->parameters()[0].detach();
+  EXPECT_TRUE(torch::isfinite(after).all().item<bool>());
+  EXPECT_FALSE(torch::equal(before, after));
+}
+
+TEST(CudaTest, PinnedSideStreamCopiesEqualTheCpuPath) {
+  FFYOLO_REQUIRE_CUDA();
+  std::unique_ptr<Dataset> dataset;
+  ASSERT_TRUE(Dataset::Open(testing::TinyDataset(), &dataset).ok());
+  LoaderOptions lo;
+  lo.training = true;
+  lo.img_size = 128;
+  lo.batch_size = 8;
+  lo.workers = 2;
+  std::unique_ptr<Loader> on_cpu, on_gpu;
+  ASSERT_TRUE(Loader::Open(*dataset, lo, &on_cpu).ok());
+  PinnedBatchAllocator pinned;
+  lo.allocator = &pinned;
+  ASSERT_TRUE(Loader::Open(*dataset, lo, &on_gpu).ok());
+  BatchTransfer a(on_cpu.get(), torch::kCPU), b(on_gpu.get(), kGpu);
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    ASSERT_TRUE(a.Start(epoch, 0).ok());
+    ASSERT_TRUE(b.Start(epoch, 0).ok());
+    int batches = 0;
+    for (;; ++batches) {
+      DeviceBatch x, y;
+      ASSERT_TRUE(a.Next(&x).ok());
+      ASSERT_TRUE(b.Next(&y).ok());
+      ASSERT_EQ(x.host == nullptr, y.host == nullptr);
+      if (!x.host) break;
+      EXPECT_TRUE(y.images.is_cuda());
+      EXPECT_TRUE(torch::equal(x.images, y.images.cpu())) << "epoch " << epoch << " batch " << batches;
+      EXPECT_TRUE(torch::equal(x.targets, y.targets.cpu())) << "epoch " << epoch << " batch " << batches;
+    }
+    EXPECT_EQ(batches, 4);
+  }
+}
+
+TEST(CudaTest, NcclAllReduceOfOneRank) {
+  FFYOLO_REQUIRE_CUDA();
+  DistEnv env;
+  ASSERT_TRUE(PickFreePort(&env.master_port).ok());
+  std::unique_ptr<Communicator> comm;
+  const ffr::Status s = Communicator::Create(env, 0, std::chrono::seconds(60), &comm);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_STREQ(comm->backend(), "nccl");
+  torch::Tensor t = torch::arange(1000, torch::TensorOptions().dtype(torch::kFloat).device(kGpu));
+  comm->AllReduceSum(t);
+  EXPECT_TRUE(torch::equal(t.cpu(), torch::arange(1000, torch::kFloat)));
+  EXPECT_TRUE(comm->AnyRank(true));
+}
+
+class GpuMemory : public TrainObserver {
+ public:
+  double most = 0;
+  void OnTrainBatchEnd(const TrainBatchEnd& b) override { most = std::max(most, b.gpu_mem_gb); }
+};
+
+TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
+  FFYOLO_REQUIRE_CUDA();
+  testing::ScratchDir dir("cuda_epoch");
+  TrainOptions o = testing::TinyTrainOptions(dir / "runs", 1);
+  o.device = "0";
+  GpuMemory memory;
+  TrainSummary summary;
+  const ffr::Status s = Train(o, &memory, &summary);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(summary.epochs_run, 1);
+  EXPECT_GT(memory.most, 0.0);
+  EXPECT_GE(summary.final_map50, 0.0);
+}
+
+}  // namespace
+}  // namespace ffyolo

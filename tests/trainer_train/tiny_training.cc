@@ -1,0 +1,52 @@
+#include "tiny_training.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ffyolo/pack.h"
+#include "ffyolo/synthetic.h"
+
+namespace ffyolo::testing {
+
+const std::string& TinyDataset() {
+  static std::string path;
+  if (!path.empty()) return path;
+  const std::string root = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/train_data." + std::to_string(::getpid());
+  std::filesystem::remove_all(root);
+  SyntheticOptions so;
+  so.output_dir = root + "/src";
+  so.train_images = 32;
+  so.val_images = 8;
+  so.num_classes = 3;
+  so.min_size = 96;
+  so.max_size = 128;
+  so.max_objects = 3;
+  so.min_object_fraction = 0.2;
+  SyntheticSummary ss;
+  EXPECT_TRUE(GenerateSyntheticCoco(so, &ss).ok());
+  PackOptions po;
+  po.source = so.output_dir;
+  po.output = root + "/tiny.ffr";
+  PackSummary ps;
+  EXPECT_TRUE(Pack(po, &ps).ok());
+  return path = po.output;
+}
+
+TrainOptions TinyTrainOptions(const std::string& project, int epochs) {
+  TrainOptions o;
+  o.data = TinyDataset();
+  o.cfg = "yolov5n";
+  o.img_size = 128;
+  o.batch_size = 8;
+  o.epochs = epochs;
+  o.workers = 2;
+  o.threads = 2;
+  o.project = project;
+  o.noval = true;
+  o.device = "cpu";  // the same numbers on a GPU machine
+  return o;
+}
+
+}  // namespace ffyolo::testing

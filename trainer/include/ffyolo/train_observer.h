@@ -1,0 +1,78 @@
+// TrainObserver: what a training run reports, for a tool to show or a test to
+// record. The trainer prints nothing; yolo-train implements this with the
+// progress bar and Ultralytics' console lines.
+//
+// Every rank reports its epochs and batches; rank 0 alone validates, so it
+// alone reports fit-epoch ends, the end of training and most messages.
+// Callbacks run on the training thread: a slow observer slows training.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ffyolo/dataset_eval.h"
+#include "ffyolo/results.h"
+#include "ffyolo/val_metrics.h"
+
+namespace ffyolo {
+
+enum class TrainMessage {
+  kInfo,     // a console line of train.py (model summary, AutoAnchor, optimizer, ...)
+  kWarning,  // something the user should know that does not stop the run
+};
+
+// Set up is done; the first batch comes next.
+struct TrainStart {
+  std::string save_dir;
+  int img_size = 0;
+  int workers = 0;          // loader threads of this rank
+  int threads = 0;          // torch intra-op threads of this rank
+  int64_t epochs = 0;
+  int64_t start_epoch = 0;  // > 0 or first_batch > 0: resumed
+  int64_t first_batch = 0;
+  int64_t batches_per_epoch = 0;
+  int rank = 0;
+  int world_size = 1;
+  std::vector<std::string> names;  // the dataset's classes
+};
+
+struct TrainBatchEnd {
+  int64_t epoch = 0, epochs = 0;
+  int64_t batch = 0;         // its index in the epoch
+  int64_t batches = 0;       // per epoch
+  double items[3] = {0, 0, 0};      // this batch's box, obj, cls losses
+  double mean_items[3] = {0, 0, 0}; // their mean over this epoch's batches so far
+  int64_t instances = 0;     // boxes in the batch
+  int size = 0;              // its image width
+  double gpu_mem_gb = 0;     // CUDA memory reserved (torch.cuda.memory_reserved() / 1E9); 0 on CPU
+};
+
+// After validation, results.csv and the checkpoints of an epoch.
+struct FitEpochEnd {
+  EpochResult result;
+  bool validated = false;    // --noval validates the final epoch only
+  ValMetrics metrics;        // when validated
+  bool best = false;         // this epoch's fitness is the best so far (best.pt was written)
+};
+
+struct TrainEnd {
+  std::string save_dir;
+  std::string best_weights;  // the validated best.pt ("" when none was saved)
+  DatasetEvalResult final;   // best.pt's evaluation at IoU 0.65 (when best_weights is set)
+};
+
+class TrainObserver {
+ public:
+  virtual ~TrainObserver() = default;
+  virtual void OnMessage(TrainMessage kind, const std::string& text) {}
+  virtual void OnTrainStart(const TrainStart& start) {}
+  virtual void OnTrainEpochStart(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch) {}
+  virtual void OnTrainBatchEnd(const TrainBatchEnd& batch) {}
+  // The epoch's batches are done (or a stop ended them early).
+  virtual void OnTrainEpochEnd(int64_t epoch) {}
+  virtual void OnFitEpochEnd(const FitEpochEnd& epoch) {}
+  virtual void OnTrainEnd(const TrainEnd& end) {}
+};
+
+}  // namespace ffyolo

@@ -1,0 +1,639 @@
+#include "ffyolo/trainer.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "ffr/env.h"
+#include "ffyolo/autoanchor.h"
+#include "ffyolo/batch_grid.h"
+#include "ffyolo/batch_transfer.h"
+#include "ffyolo/checkpoint.h"
+#include "ffyolo/communicator.h"
+#include "ffyolo/cpus.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/device.h"
+#include "ffyolo/ema.h"
+#include "ffyolo/exception_status.h"
+#include "ffyolo/grad_scaler.h"
+#include "ffyolo/gradient_sync.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/loss.h"
+#include "ffyolo/model.h"
+#include "ffyolo/model_summary.h"
+#include "ffyolo/schedule.h"
+#include "ffyolo/torch_compat.h"
+#include "ffyolo/validator.h"
+
+namespace ffyolo {
+namespace {
+
+// On CUDA the loss values are read (a host sync) every this many batches and at an epoch's last.
+constexpr int64_t kCudaLossReadInterval = 10;
+
+namespace fs = std::filesystem;
+using ffr::Status;
+
+std::string Now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+// A shipped file (configs/<dir>/<name>) when `name` is not a path that exists.
+std::string ResolveConfig(const std::string& name, const std::string& dir) {
+  if (fs::exists(name)) return name;
+  const std::string shipped = std::string(FFYOLO_CONFIG_DIR) + "/" + dir + "/" + name;
+  if (fs::exists(shipped)) return shipped;
+  if (fs::exists(shipped + ".yaml")) return shipped + ".yaml";
+  return name;
+}
+
+void SetGroup(torch::optim::OptimizerParamGroup& group, double lr, double momentum) {
+  auto& o = static_cast<torch::optim::SGDOptions&>(group.options());
+  o.lr(lr);
+  o.momentum(momentum);
+}
+
+double GroupLr(torch::optim::OptimizerParamGroup& group) {
+  return static_cast<torch::optim::SGDOptions&>(group.options()).lr();
+}
+
+std::string ResumeHint(bool main_rank, const std::string& save_dir) {
+  if (!main_rank) return " (rank 0 saved the checkpoint)";
+  return "; continue with --resume " + save_dir + "/weights/last.pt";
+}
+
+// train.py calls model.half().float() once (after AutoAnchor): weights rounded to fp16 precision.
+void RoundToHalf(YoloModel* model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters()) p.copy_(p.to(torch::kHalf).to(torch::kFloat));
+  for (auto& b : model->buffers())
+    if (b.is_floating_point()) b.copy_(b.to(torch::kHalf).to(torch::kFloat));
+}
+
+}  // namespace
+
+// The run's state: the checkpoint's part (model, EMA, optimizer, scaler,
+// position), then what set up builds around it.
+struct Trainer::State {
+  std::shared_ptr<YoloModel> model;
+  std::unique_ptr<ModelEma> ema;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+  std::unique_ptr<GradScaler> scaler;
+  TrainPosition position;
+
+  TrainOptions opt;
+  TrainObserver* observer = nullptr;
+  TrainObserver silent;
+  Hyp hyp;
+  std::string model_yaml;
+  CheckpointInfo resumed;  // resuming: last.pt's metadata
+  int saved_world = 1;     // resuming: the world size last.pt was written by
+  int rank = 0, world = 1;
+  bool main_rank = true;
+  int cpus = 1;
+  torch::Device device{torch::kCPU};
+  bool cuda = false;
+  bool amp = false;  // check_amp passed on CUDA
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Dataset> dataset;
+  int64_t nc = 0;
+  std::unique_ptr<GradientSync> gradient_sync;
+  PinnedBatchAllocator pinned;
+  LoaderOptions loader_options;
+  std::unique_ptr<Loader> loader;
+  std::unique_ptr<BatchTransfer> transfer;
+  ValidatorOptions validator_options;
+  std::unique_ptr<Validator> validator;  // rank 0 validates; the others wait for it
+  std::unique_ptr<Schedule> schedule;
+  std::unique_ptr<ComputeLoss> compute_loss;
+  TrainSummary summary;
+  torch::Tensor epoch_loss;       // the running mean of this epoch's loss items
+  bool stop_after_epoch = false;  // a stop came during the epoch's last steps
+  bool done = false;
+
+  TrainObserver& report() { return observer ? *observer : silent; }
+  void Info(const std::string& text) {
+    if (main_rank) report().OnMessage(TrainMessage::kInfo, text);
+  }
+  void Warn(const std::string& text) { report().OnMessage(TrainMessage::kWarning, text); }
+  // Every rank's answer to "stop now?": the same on all ranks, so all stop at the same step.
+  bool Agreed(bool local) { return comm ? comm->AnyRank(local) : local; }
+  const std::string& save_dir() const { return summary.save_dir; }
+
+  // Set up, in this order.
+  Status MergeResumedOptions(const TrainOptions& requested);
+  Status LoadHyp();
+  Status CheckOptions();
+  Status SetUpDevice();
+  Status OpenRunDirectory();
+  Status BuildModels();
+  Status CheckAmp();
+  Status SetUpData();
+  Status SetUpOptimizer();
+  Status RestoreResumedState();
+
+  Status RunEpoch();
+  Status EndEpoch();
+  Status Finish();
+  Status SaveCheckpoint(const std::string& path, int64_t epoch, int64_t next_batch = 0);
+  Status AutoAnchor();
+};
+
+Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
+  opt = requested;
+  if (opt.resume.empty()) return Status::OK();
+  FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.resume, &resumed));
+  if (resumed.epoch < 0 && resumed.next_batch == 0)
+    return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
+  FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
+  saved_world = opt.dist.world_size;
+  // This launch decides where the ranks run; the checkpoint decides everything else.
+  opt.resume = requested.resume;
+  opt.distributed = requested.distributed;
+  opt.dist = requested.dist;
+  opt.bind_numa = requested.bind_numa;
+  summary.save_dir = fs::path(opt.resume).parent_path().parent_path().string();
+  return Status::OK();
+}
+
+Status Trainer::State::LoadHyp() {
+  if (!opt.resume.empty()) return Hyp::Parse(resumed.hyp_yaml, opt.resume + " (hyp)", &hyp);
+  return Hyp::Load(ResolveConfig(opt.hyp, "hyps"), &hyp);
+}
+
+Status Trainer::State::CheckOptions() {
+  if (opt.img_size % 32 != 0) opt.img_size = (opt.img_size + 31) / 32 * 32;  // check_img_size
+  if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
+  rank = opt.distributed ? opt.dist.rank : 0;
+  world = opt.distributed ? opt.dist.world_size : 1;
+  main_rank = rank == 0;
+  if (opt.batch_size % world != 0)
+    return Status::InvalidArgument("--batch " + std::to_string(opt.batch_size) + " is not divisible by the " +
+                                   std::to_string(world) + " ranks (--batch is the total over all ranks)");
+  return Status::OK();
+}
+
+Status Trainer::State::SetUpDevice() {
+  FFR_RETURN_IF_ERROR(SelectDevice(opt.device, opt.distributed ? opt.dist.local_rank : -1, &device));
+  cuda = device.is_cuda();
+  // Training batches have one fixed size: let cuDNN pick its fastest kernels once (cudnn.benchmark).
+  if (cuda) at::globalContext().setBenchmarkCuDNN(true);
+  // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
+  cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
+  at::set_num_threads(opt.threads > 0 ? opt.threads : cpus);
+  if (!opt.distributed) return Status::OK();
+  FFR_RETURN_IF_ERROR(Communicator::Create(opt.dist, cuda ? device.index() : -1,
+                                           std::chrono::seconds(opt.dist_timeout_s), &comm));
+  Info("Distributed training: " + std::to_string(world) + " ranks over " + comm->backend() + " (" +
+       std::to_string(opt.dist.nnodes) + " node(s), " + std::to_string(opt.dist.local_world_size) +
+       " per node), batch " + std::to_string(opt.batch_size / world) + " per rank");
+  return Status::OK();
+}
+
+Status Trainer::State::OpenRunDirectory() {
+  FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
+  nc = static_cast<int64_t>(dataset->num_classes());
+  if (!main_rank) return Status::OK();
+  ffr::Env* env = ffr::Env::Default();
+  if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
+  FFR_RETURN_IF_ERROR(env->CreateDirs(save_dir() + "/weights"));
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, save_dir() + "/hyp.yaml", hyp.ToYaml()));
+  return ffr::WriteFileAtomically(env, save_dir() + "/opt.yaml", opt.ToYaml());
+}
+
+// check_anchors on the training split's label index; replaced anchors go back into Detect in grid units.
+Status Trainer::State::AutoAnchor() {
+  std::string split = opt.train_split;
+  if (split.empty()) FFR_RETURN_IF_ERROR(dataset->DefaultSplit(true, &split));
+  LabelIndex index;
+  FFR_RETURN_IF_ERROR(dataset->LoadLabelIndex(split, &index));
+  DetectImpl& detect = model->detect();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor stride = torch::tensor(detect.strides(), torch::kFloat).view({-1, 1, 1});
+  const torch::Tensor pixels = (detect.anchors * stride).contiguous();
+  std::vector<AnchorWh> anchors(pixels.numel() / 2);
+  std::memcpy(anchors.data(), pixels.data_ptr<float>(), anchors.size() * sizeof(AnchorWh));
+  const AutoAnchorResult result = CheckAnchors(index, opt.img_size, hyp.anchor_t, opt.seed + 1, &anchors);
+  std::string report = result.report;
+  if (!report.empty() && report.back() == '\n') report.pop_back();
+  Info("\n" + report);
+  if (result.replaced) {
+    detect.anchors.copy_(torch::from_blob(anchors.data(), detect.anchors.sizes(), torch::kFloat));
+    detect.CheckAnchorOrder();  // in pixels, as check_anchors does
+    detect.anchors.div_(stride);
+  }
+  return Status::OK();
+}
+
+Status Trainer::State::BuildModels() {
+  const bool resuming = !opt.resume.empty();
+  torch::manual_seed(opt.seed + (opt.distributed ? 1 + rank : 0));  // init_seeds(seed + 1 + RANK), RANK -1 alone
+  const std::string cfg_path = ResolveModelYaml(opt.cfg);
+  model_yaml = resumed.model_yaml;
+  if (!resuming) FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), cfg_path, &model_yaml));
+  std::shared_ptr<YoloModel> ema_model;
+  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, cfg_path, nc, &model));
+  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, cfg_path, nc, &ema_model));
+  Info(LayerTable(*model) + "\n" + SummaryLine(*model, opt.img_size));
+  if (!resuming) {
+    if (!opt.weights.empty()) {
+      int64_t transferred = 0, total = 0;
+      FFR_RETURN_IF_ERROR(TransferWeights(opt.weights, model.get(), &transferred, &total));
+      Info("Transferred " + std::to_string(transferred) + "/" + std::to_string(total) + " items from " + opt.weights);
+    }
+    if (!opt.noautoanchor && main_rank) FFR_RETURN_IF_ERROR(AutoAnchor());  // the others get rank 0's anchors
+    RoundToHalf(model.get());
+  }
+  model->to(device);
+  ema_model->to(device);
+  if (comm) {
+    std::vector<torch::Tensor> state = model->parameters();
+    for (const torch::Tensor& b : model->buffers()) state.push_back(b);
+    comm->Broadcast(state, 0);  // every rank starts from rank 0's weights
+    gradient_sync = std::make_unique<GradientSync>(comm.get(), model->parameters());
+    if (opt.sync_bn) {
+      model->SetSyncBatchNorm(comm.get());
+      Info("Using SyncBatchNorm()");
+    }
+  } else if (opt.sync_bn) {
+    Warn("--sync-bn applies to multi-process training only; ignored");
+  }
+  ema = std::make_unique<ModelEma>(ema_model, *model);  // of the weights every rank now shares
+  return Status::OK();
+}
+
+// check_amp: AMP stays on only where FP32 and autocast inference of this model agree (boxes normalized by the
+// image size and scores within 0.1, check_amp's tolerance); on the CPU it is off.
+Status Trainer::State::CheckAmp() {
+  if (!cuda) return Status::OK();
+  torch::NoGradGuard no_grad;
+  model->eval();
+  const int64_t size = opt.img_size;
+  const torch::Tensor image =  // a horizontal ramp: deterministic and not flat
+      torch::linspace(0, 1, size, torch::TensorOptions().device(device)).view({1, 1, 1, size}).expand({1, 3, size, size});
+  const torch::Tensor fp32 = model->forward(image.contiguous()).decoded;
+  compat::SetCudaAutocast(true);
+  const torch::Tensor mixed = model->forward(image.contiguous()).decoded.to(torch::kFloat);
+  compat::SetCudaAutocast(false);
+  model->train();
+  const torch::Tensor scale = torch::cat({torch::full({4}, 1.0 / size), torch::ones({fp32.size(-1) - 4})}).to(device);
+  amp = fp32.sizes() == mixed.sizes() && torch::allclose(fp32 * scale, mixed * scale, /*rtol=*/0, /*atol=*/0.1);
+  if (amp)
+    Info("AMP: checks passed \u2705");
+  else
+    Warn("AMP: checks failed: FP32 and mixed-precision outputs of the model differ; training in FP32");
+  return Status::OK();
+}
+
+Status Trainer::State::SetUpData() {
+  LoaderOptions& lo = loader_options;
+  lo.split = opt.train_split;
+  lo.training = true;
+  lo.img_size = opt.img_size;
+  lo.batch_size = opt.batch_size / world;
+  lo.rank = rank;
+  lo.world_size = world;
+  lo.hyp = hyp;
+  lo.seed = opt.seed;
+  lo.workers = std::max(1, std::min(opt.workers, cpus));
+  lo.allocator = cuda ? &pinned : nullptr;
+  lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
+  FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
+  transfer = std::make_unique<BatchTransfer>(loader.get(), device);
+  std::string val_split = opt.val_split;
+  if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) val_split = loader->split();
+  if (val_split == loader->split() && main_rank)
+    Warn(opt.data + " has no validation split; validating on the training split '" + val_split +
+         "' (as Ultralytics' coco128 does)");
+  ValidatorOptions& vo = validator_options;
+  vo.split = val_split;
+  vo.img_size = opt.img_size;
+  vo.batch_size = opt.batch_size * 2;
+  vo.workers = lo.workers;
+  if (main_rank) FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
+  return Status::OK();
+}
+
+Status Trainer::State::SetUpOptimizer() {
+  ScheduleOptions so;
+  so.lr0 = hyp.lr0;
+  so.lrf = hyp.lrf;
+  so.momentum = hyp.momentum;
+  so.warmup_epochs = hyp.warmup_epochs;
+  so.warmup_momentum = hyp.warmup_momentum;
+  so.warmup_bias_lr = hyp.warmup_bias_lr;
+  so.epochs = opt.epochs;
+  so.batches_per_epoch = loader->batches_per_epoch();
+  so.batch_size = opt.batch_size;
+  so.cosine = opt.cos_lr;
+  schedule = std::make_unique<Schedule>(so);
+  const ParameterGroups groups = SplitParameterGroups(*model);
+  const double decay = schedule->ScaledWeightDecay(hyp.weight_decay);
+  auto sgd = [&](double wd) {
+    return std::make_unique<torch::optim::SGDOptions>(
+        torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.emplace_back(groups.biases, sgd(0.0));
+  param_groups.emplace_back(groups.decayed_weights, sgd(decay));
+  param_groups.emplace_back(groups.bn_weights, sgd(0.0));
+  optimizer = std::make_unique<torch::optim::SGD>(param_groups, torch::optim::SGDOptions(hyp.lr0));
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias",
+                hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(), decay, groups.biases.size());
+  Info(line);
+  compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
+                                               model->detect().anchors);
+  scaler = std::make_unique<GradScaler>(amp);
+  return Status::OK();
+}
+
+Status Trainer::State::RestoreResumedState() {
+  if (opt.resume.empty()) return Status::OK();
+  FFR_RETURN_IF_ERROR(LoadCheckpointState(opt.resume, model.get(), &ema->model(), optimizer.get()));
+  ema->set_updates(resumed.ema_updates);
+  scaler->Restore(resumed.loss_scale, resumed.scale_growth_tracker);
+  position.best_fitness = resumed.best_fitness;
+  position.last_opt_step = resumed.last_opt_step;
+  position.epoch = resumed.epoch + 1;
+  position.next_batch = resumed.next_batch;
+  position.best_epoch = resumed.epoch;  // EarlyStopping counts from the resumed epoch
+  if (main_rank) ReadResultsCsv(save_dir() + "/results.csv", &summary.results);
+  if (saved_world != world && main_rank)
+    Warn(opt.resume + " was saved by " + std::to_string(saved_world) + " rank(s) and resumes on " +
+         std::to_string(world) + ": each rank's share of the epoch changes, so the rest of it is not the exact "
+         "continuation");
+  Info("Resuming training from " + opt.resume + " at epoch " + std::to_string(position.epoch) + " batch " +
+       std::to_string(position.next_batch) + " of " + std::to_string(opt.epochs) + " epochs");
+  return Status::OK();
+}
+
+// `epoch` finished; next_batch > 0: the run stopped inside epoch + 1 before that batch.
+Status Trainer::State::SaveCheckpoint(const std::string& path, int64_t epoch, int64_t next_batch) {
+  CheckpointInfo info;
+  info.model_yaml = model_yaml;
+  info.nc = nc;
+  info.opt_yaml = opt.ToYaml();
+  info.hyp_yaml = hyp.ToYaml();
+  info.epoch = epoch;
+  info.next_batch = next_batch;
+  info.best_fitness = position.best_fitness;
+  info.ema_updates = ema->updates();
+  info.last_opt_step = position.last_opt_step;
+  info.loss_scale = scaler->enabled() ? scaler->scale() : 65536;
+  info.scale_growth_tracker = scaler->enabled() ? scaler->growth_tracker() : 0;
+  info.date = Now();
+  return ffyolo::SaveCheckpoint(path, info, *model, &ema->model(), optimizer.get());
+}
+
+// clip_grad_norm_(max_norm) as torch.nn.utils computes it, on the device: no host sync.
+void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  std::vector<torch::Tensor> grads, norms;
+  for (const torch::Tensor& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return;
+  for (const torch::Tensor& g : grads) norms.push_back(g.detach().norm(2));
+  const torch::Tensor total = torch::stack(norms).norm(2);
+  const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (torch::Tensor& g : grads) g.detach().mul_(coef.to(g.device()));
+}
+
+Status Trainer::State::RunEpoch() {
+  const int64_t epoch = position.epoch;
+  const int64_t nb = loader->batches_per_epoch();
+  const int64_t i0 = position.next_batch;
+  model->train();
+  FFR_RETURN_IF_ERROR(transfer->Start(epoch, i0));
+  epoch_loss = torch::zeros({3}, torch::TensorOptions().device(device));
+  optimizer->zero_grad();
+  report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
+  TrainBatchEnd be;
+  be.epoch = epoch;
+  be.epochs = opt.epochs;
+  be.batches = nb;
+  for (int64_t i = i0;; ++i) {
+    DeviceBatch batch;
+    FFR_RETURN_IF_ERROR(transfer->Next(&batch));
+    if (!batch.host) break;
+    const int64_t ni = i + nb * epoch;
+    const Schedule::Step step = schedule->At(ni, epoch);
+    for (int g = 0; g < 3; ++g) SetGroup(optimizer->param_groups()[g], step.lr[g], step.momentum);
+    if (epoch == 0 && i == 0 && main_rank) {
+      GridOptions go;
+      go.names = dataset->manifest().names;
+      WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg");
+    }
+    if (amp) compat::SetCudaAutocast(true);
+    DetectOutput out = model->forward(batch.images);
+    if (amp) compat::SetCudaAutocast(false);
+    LossOutput loss = (*compute_loss)(out.raw, batch.targets);
+    // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
+    const torch::Tensor total = world > 1 ? loss.total * world : loss.total;
+    const bool update = ni - position.last_opt_step >= step.accumulate;
+    if (gradient_sync) gradient_sync->Prepare(update);  // accumulation steps do not communicate
+    scaler->Scale(total).backward();
+    if (gradient_sync) gradient_sync->Finish();
+    if (update) {
+      scaler->Unscale(*optimizer);
+      ClipGradNorm(model->parameters(), 10.0);
+      scaler->Step(*optimizer);
+      scaler->Update();
+      optimizer->zero_grad();
+      ema->Update(*model);
+      position.last_opt_step = ni;
+    }
+    epoch_loss = (epoch_loss * (i - i0) + loss.items) / (i - i0 + 1);
+    position.next_batch = i + 1;
+    // The loss values cross to the host (a wait for the GPU) only every few batches on CUDA: enough for the
+    // progress line, which redraws ten times a second at most.
+    be.batch = i;
+    be.instances = static_cast<int64_t>(batch.host->num_targets());
+    be.size = batch.host->width;
+    if (!cuda || (i - i0) % kCudaLossReadInterval == 0 || i + 1 == nb) {
+      const torch::Tensor host = torch::cat({loss.items.detach(), epoch_loss}).cpu();
+      for (int k = 0; k < 3; ++k) {
+        be.items[k] = host[k].item<double>();
+        be.mean_items[k] = host[3 + k].item<double>();
+      }
+      be.gpu_mem_gb = BatchTransfer::MemoryReservedGb(device);
+    }
+    report().OnTrainBatchEnd(be);
+    // A stop is honoured right after an optimizer step, when no gradient is pending, and by all ranks at once.
+    if (update && i + 1 < nb && Agreed(TrainingStopRequested())) {
+      report().OnTrainEpochEnd(epoch);
+      if (main_rank) FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/last.pt", epoch - 1, i + 1));
+      if (comm) comm->Barrier();  // the checkpoint is complete before any rank exits
+      return Status::Aborted("stopped at epoch " + std::to_string(epoch) + " batch " + std::to_string(i + 1) +
+                             ResumeHint(main_rank, save_dir()));
+    }
+  }
+  report().OnTrainEpochEnd(epoch);
+  stop_after_epoch = Agreed(TrainingStopRequested());
+  return Status::OK();
+}
+
+Status Trainer::State::EndEpoch() {
+  const int64_t epoch = position.epoch;
+  bool stop_early = false;
+  if (main_rank) {
+    FitEpochEnd fe;
+    EpochResult& r = fe.result;
+    r.epoch = epoch;
+    const torch::Tensor mean_loss = epoch_loss.cpu();
+    r.train_box = mean_loss[0].item<double>();
+    r.train_obj = mean_loss[1].item<double>();
+    r.train_cls = mean_loss[2].item<double>();
+    for (int g = 0; g < 3; ++g) r.lr[g] = GroupLr(optimizer->param_groups()[g]);
+    const bool final_epoch = epoch + 1 == opt.epochs;
+    if (!opt.noval || final_epoch) {
+      ValidationOutput vout;
+      FFR_RETURN_IF_ERROR(validator->Run(ema->model(), compute_loss.get(), /*half=*/amp, &vout));
+      fe.validated = true;
+      fe.metrics = vout.result.metrics;
+      r.precision = vout.result.metrics.mp;
+      r.recall = vout.result.metrics.mr;
+      r.map50 = vout.result.metrics.map50;
+      r.map = vout.result.metrics.map;
+      r.val_box = vout.loss[0];
+      r.val_obj = vout.loss[1];
+      r.val_cls = vout.loss[2];
+    }
+    const double fitness = Fitness(r.map50, r.map);
+    summary.results.push_back(r);
+    FFR_RETURN_IF_ERROR(WriteResultsCsv(save_dir() + "/results.csv", summary.results));
+    std::string plot;
+    PlotResults(summary.results, save_dir() + "/results.png", &plot);
+    if (fitness >= position.best_fitness) {  // v7.0's EarlyStopping and best.pt use >=
+      position.best_fitness = fitness;
+      position.best_epoch = epoch;
+      fe.best = true;
+    }
+    if (!opt.nosave || final_epoch) {
+      FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/last.pt", epoch));
+      if (fe.best) FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/best.pt", epoch));
+      if (opt.save_period > 0 && epoch % opt.save_period == 0)
+        FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/epoch" + std::to_string(epoch) + ".pt", epoch));
+    }
+    report().OnFitEpochEnd(fe);
+    stop_early = epoch - position.best_epoch >= opt.patience;
+    if (stop_early)
+      Info("Stopping training early as no improvement observed in last " + std::to_string(opt.patience) +
+           " epochs. Best results observed at epoch " + std::to_string(position.best_epoch));
+  }
+  stop_early = Agreed(stop_early);  // the other ranks wait here while rank 0 validates and saves
+  summary.epochs_run++;
+  position.epoch = epoch + 1;
+  position.next_batch = 0;
+  done = stop_early || position.epoch >= opt.epochs;
+  if (stop_after_epoch)
+    return Status::Aborted("stopped after epoch " + std::to_string(epoch) + ResumeHint(main_rank, save_dir()));
+  return Status::OK();
+}
+
+Status Trainer::State::Finish() {
+  if (loader->bad_samples() > 0)
+    Warn("rank " + std::to_string(rank) + ": " + std::to_string(loader->bad_samples()) +
+         " corrupt sample reads were replaced during training");
+  if (!main_rank) return Status::OK();  // rank 0 alone runs the final validation
+  summary.best_fitness = position.best_fitness;
+  TrainEnd end;
+  end.save_dir = save_dir();
+  // best.pt (EMA weights) validated with IoU 0.65 and the full report, as train.py does for COCO.
+  const std::string best = save_dir() + "/weights/best.pt";
+  if (ffr::Env::Default()->FileExists(best)) {
+    std::shared_ptr<YoloModel> best_model;
+    CheckpointInfo best_info;
+    FFR_RETURN_IF_ERROR(LoadCheckpointModel(best, /*prefer_ema=*/true, &best_model, &best_info));
+    best_model->to(device);
+    ValidatorOptions fo = validator_options;
+    fo.nms.iou_thres = 0.65;
+    std::unique_ptr<Validator> final_validator;
+    FFR_RETURN_IF_ERROR(Validator::Open(*dataset, fo, device, &final_validator));
+    ValidationOutput vout;
+    FFR_RETURN_IF_ERROR(final_validator->Run(*best_model, compute_loss.get(), /*half=*/amp, &vout));
+    FFR_RETURN_IF_ERROR(
+        ffr::WriteFileAtomically(ffr::Env::Default(), save_dir() + "/predictions.json", vout.predictions_json));
+    summary.final_map50 = vout.result.metrics.map50;
+    summary.final_map = vout.result.metrics.map;
+    summary.final_coco = vout.result.coco;
+    end.best_weights = best;
+    end.final = vout.result;
+  }
+  report().OnTrainEnd(end);
+  return Status::OK();
+}
+
+Trainer::Trainer(std::unique_ptr<State> state) : s_(std::move(state)) {}
+Trainer::~Trainer() = default;
+
+Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std::unique_ptr<Trainer>* out) {
+  auto s = std::make_unique<State>();
+  s->observer = observer;
+  FFR_RETURN_IF_ERROR(StatusOrException([&] {
+    FFR_RETURN_IF_ERROR(s->MergeResumedOptions(options));
+    FFR_RETURN_IF_ERROR(s->LoadHyp());
+    FFR_RETURN_IF_ERROR(s->CheckOptions());
+    FFR_RETURN_IF_ERROR(s->SetUpDevice());
+    FFR_RETURN_IF_ERROR(s->OpenRunDirectory());
+    FFR_RETURN_IF_ERROR(s->BuildModels());
+    FFR_RETURN_IF_ERROR(s->CheckAmp());
+    FFR_RETURN_IF_ERROR(s->SetUpData());
+    FFR_RETURN_IF_ERROR(s->SetUpOptimizer());
+    return s->RestoreResumedState();
+  }));
+  TrainStart start;
+  start.save_dir = s->save_dir();
+  start.img_size = s->opt.img_size;
+  start.workers = s->loader_options.workers;
+  start.threads = at::get_num_threads();
+  start.epochs = s->opt.epochs;
+  start.start_epoch = s->position.epoch;
+  start.first_batch = s->position.next_batch;
+  start.batches_per_epoch = s->loader->batches_per_epoch();
+  start.rank = s->rank;
+  start.world_size = s->world;
+  start.names = s->dataset->manifest().names;
+  s->done = s->position.epoch >= s->opt.epochs;
+  s->report().OnTrainStart(start);
+  out->reset(new Trainer(std::move(s)));
+  return Status::OK();
+}
+
+Status Trainer::RunEpoch() {
+  if (s_->done) return Status::InvalidArgument("the run is done: no epoch left to run");
+  return StatusOrException([&] { return s_->RunEpoch(); });
+}
+
+Status Trainer::EndEpoch() {
+  return StatusOrException([&] { return s_->EndEpoch(); });
+}
+
+bool Trainer::done() const { return s_->done; }
+
+Status Trainer::Finish() {
+  return StatusOrException([&] { return s_->Finish(); });
+}
+
+TrainPosition Trainer::position() const {
+  TrainPosition p = s_->position;
+  p.ema_updates = s_->ema->updates();
+  return p;
+}
+
+const TrainSummary& Trainer::summary() const { return s_->summary; }
+const TrainOptions& Trainer::options() const { return s_->opt; }
+YoloModel& Trainer::model() { return *s_->model; }
+YoloModel& Trainer::ema() { return s_->ema->model(); }
+
+}  // namespace ffyolo
