@@ -70,12 +70,14 @@ void HsvPixel(const HsvLuts& luts, const uint8_t* p, size_t o, uint8_t* r, uint8
   int h = v == pr ? pg - pb : v == pg ? pb - pr + 2 * diff : pr - pg + 4 * diff;
   h = (h * hdiv + (1 << (kHsvShift - 1))) >> kHsvShift;  // arithmetic shift, as OpenCV's
   if (h < 0) h += 180;
-  // HSV->BGR: sector = floor(hue), f its fraction (OpenCV's fmod by 6 does
-  // nothing to hues below 180). With s = 0 every tab equals vf, as OpenCV's
-  // special case for greys gives.
+  // HSV->BGR: f is the fraction of h * 6/180, the sector its whole part
+  // modulo 6 (OpenCV's fmod by 6, which matters only for table entries of 180
+  // and more). With s = 0 every tab equals vf, as OpenCV's special case for
+  // greys gives.
   const float hue = luts.h[h] * kHueScale, sf = luts.s[s] * kByteScale, vf = luts.v[v] * kByteScale;
-  const int sector = static_cast<int>(hue);
-  const float f = hue - sector;
+  const int whole = static_cast<int>(hue);
+  const float f = hue - whole;
+  const int sector = whole % 6;
   const float tab[4] = {vf, vf * (1.f - sf), vf * (kFused ? std::fma(-sf, f, 1.f) : 1.f - sf * f),
                         vf * (1.f - sf * (1.f - f))};
   static constexpr int kPick[6][3] = {{1, 3, 0}, {1, 0, 2}, {3, 0, 1}, {0, 2, 1}, {0, 1, 3}, {2, 1, 0}};
@@ -87,9 +89,10 @@ void HsvPixel(const HsvLuts& luts, const uint8_t* p, size_t o, uint8_t* r, uint8
 }
 
 #ifdef FFYOLO_HSV_AVX2
-// The AVX2 path: 32 pixels at a time, without gathers (they cost more than
-// the rest of a pixel on the CPUs measured): the divisions in float, the
-// three tables by byte shuffles.
+// The AVX2 path: 32 pixels at a time, without gathers (with five per 8
+// pixels, for the reciprocals and the tables, they took over half of the
+// time on the Zen 3 measured): the divisions in float, the three tables by
+// byte shuffles.
 #define FFYOLO_AVX2 __attribute__((target("avx2,fma")))
 
 // pshufb masks gathering channel c of 16 BGR pixels from load k (bytes
@@ -116,9 +119,8 @@ FFYOLO_AVX2 inline __m256i Mask(int c, int k) {
 // Channel c of 32 BGR pixels; `a` holds pixels 0..15 in its low lanes and
 // 16..31 in its high ones.
 FFYOLO_AVX2 inline __m256i Channel(const __m256i a[3], int c) {
-  return _mm256_or_si256(
-      _mm256_or_si256(_mm256_shuffle_epi8(a[0], Mask(c, 0)), _mm256_shuffle_epi8(a[1], Mask(c, 1))),
-      _mm256_shuffle_epi8(a[2], Mask(c, 2)));
+  return _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a[0], Mask(c, 0)), _mm256_shuffle_epi8(a[1], Mask(c, 1))),
+                         _mm256_shuffle_epi8(a[2], Mask(c, 2)));
 }
 
 // table[16 k + lo] for k in [k0, k0 + n), picked by the index's bits 4..7
@@ -138,70 +140,99 @@ FFYOLO_AVX2 inline __m256i LutRows(const uint8_t* table, __m256i lo, const __m25
 
 // table[idx] for 32 byte indices: each 16-byte row of the table looked up by
 // the low nibble (pshufb), the high nibble choosing among the rows.
-FFYOLO_AVX2 inline __m256i Lut(const std::array<uint8_t, 256>& table, __m256i idx) {
+FFYOLO_AVX2 inline __attribute__((always_inline)) __m256i Lut(const std::array<uint8_t, 256>& table, __m256i idx) {
   // blendv reads bit 7 of each byte: bits 4..7 of idx moved there.
   const __m256i high[4] = {_mm256_slli_epi16(idx, 3), _mm256_slli_epi16(idx, 2), _mm256_slli_epi16(idx, 1), idx};
   return LutRows<0, 16>(table.data(), _mm256_and_si256(idx, _mm256_set1_epi8(0x0F)), high);
 }
 
-// Bytes 8q..8q+7 of x as eight int32.
-template <int q>
-FFYOLO_AVX2 inline __m256i Widen(__m256i x) {
-  const __m128i half = _mm256_extracti128_si256(x, q / 2);
-  return _mm256_cvtepu8_epi32(q % 2 ? _mm_srli_si128(half, 8) : half);
+// Wider lanes for 32 pixels, in the order AVX2's in-lane unpacks give:
+// half i of 32 bytes as int16 holds pixels 8i..8i+7 and 16+8i..16+8i+7,
+// quarter q as int32 pixels 4q..4q+3 and 16+4q..16+4q+3. Narrow packs the
+// quarters back into bytes in pixel order.
+FFYOLO_AVX2 inline __m256i Half(__m256i bytes, int i) {
+  const __m256i zero = _mm256_setzero_si256();
+  return i == 0 ? _mm256_unpacklo_epi8(bytes, zero) : _mm256_unpackhi_epi8(bytes, zero);
+}
+// Quarter q of 32 pixels from their int16 half q / 2, `high` its upper 16
+// bits (zero, or the sign).
+FFYOLO_AVX2 inline __m256i Quarter(__m256i half, __m256i high, int q) {
+  return q % 2 == 0 ? _mm256_unpacklo_epi16(half, high) : _mm256_unpackhi_epi16(half, high);
+}
+FFYOLO_AVX2 inline __m256i Narrow(const __m256i quarter[4]) {
+  return _mm256_packus_epi16(_mm256_packus_epi32(quarter[0], quarter[1]), _mm256_packus_epi32(quarter[2], quarter[3]));
 }
 
-// Four vectors of eight int32 in 0..255 (pixels 0..7, ..., 24..31) as 32 bytes in pixel order.
-FFYOLO_AVX2 inline __m256i Narrow(const __m256i x[4]) {
-  const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(x[0], x[1]), _mm256_packus_epi32(x[2], x[3]));
-  return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-}
-
-// BGR->HSV's s and h for pixels 8q..8q+7, as int32.
-template <int q>
-FFYOLO_AVX2 inline void SatHue8(__m256i pb, __m256i pg, __m256i pr, __m256i vmax, __m256i vdiff, __m256i* s,
-                                __m256i* h) {
-  const __m256i b = Widen<q>(pb), g = Widen<q>(pg), r = Widen<q>(pr), v = Widen<q>(vmax), diff = Widen<q>(vdiff);
+// BGR->HSV's s and h of 32 pixels, as bytes.
+FFYOLO_AVX2 inline void SatHue(__m256i pb, __m256i pg, __m256i pr, __m256i vmax, __m256i vdiff, __m256i* s,
+                               __m256i* h) {
+  const __m256i zero = _mm256_setzero_si256();
   const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(1 << (kHsvShift - 1));
-  const __m256i sdiv = _mm256_cvtps_epi32(
-      _mm256_div_ps(_mm256_set1_ps(kSatNumerator), _mm256_cvtepi32_ps(_mm256_max_epi32(v, one))));
-  const __m256i hdiv = _mm256_cvtps_epi32(
-      _mm256_div_ps(_mm256_set1_ps(kHueNumerator), _mm256_cvtepi32_ps(_mm256_max_epi32(diff, one))));
-  *s = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(diff, sdiv), half), kHsvShift);
-  const __m256i from_g = _mm256_add_epi32(_mm256_sub_epi32(b, r), _mm256_slli_epi32(diff, 1));
-  const __m256i from_b = _mm256_add_epi32(_mm256_sub_epi32(r, g), _mm256_slli_epi32(diff, 2));
-  __m256i x = _mm256_blendv_epi8(from_b, from_g, _mm256_cmpeq_epi32(v, g));
-  x = _mm256_blendv_epi8(x, _mm256_sub_epi32(g, b), _mm256_cmpeq_epi32(v, r));
-  x = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(x, hdiv), half), kHsvShift);
-  *h = _mm256_add_epi32(x, _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), x), _mm256_set1_epi32(180)));
+  __m256i sq[4], hq[4];
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) {
+    const __m256i b = Half(pb, i), g = Half(pg, i), r = Half(pr, i), v = Half(vmax, i), diff = Half(vdiff, i);
+    // The hue's numerator by which channel is largest, in int16 (|num| <= 5 * 255).
+    const __m256i from_g = _mm256_add_epi16(_mm256_sub_epi16(b, r), _mm256_slli_epi16(diff, 1));
+    const __m256i from_b = _mm256_add_epi16(_mm256_sub_epi16(r, g), _mm256_slli_epi16(diff, 2));
+    __m256i num = _mm256_blendv_epi8(from_b, from_g, _mm256_cmpeq_epi16(v, g));
+    num = _mm256_blendv_epi8(num, _mm256_sub_epi16(g, b), _mm256_cmpeq_epi16(v, r));
+    const __m256i num_sign = _mm256_srai_epi16(num, 15);
+#pragma GCC unroll 2
+    for (int q = 2 * i; q < 2 * i + 2; ++q) {
+      const __m256i v32 = Quarter(v, zero, q), diff32 = Quarter(diff, zero, q);
+      const __m256i sdiv = _mm256_cvtps_epi32(
+          _mm256_div_ps(_mm256_set1_ps(kSatNumerator), _mm256_cvtepi32_ps(_mm256_max_epi32(v32, one))));
+      const __m256i hdiv = _mm256_cvtps_epi32(
+          _mm256_div_ps(_mm256_set1_ps(kHueNumerator), _mm256_cvtepi32_ps(_mm256_max_epi32(diff32, one))));
+      sq[q] = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(diff32, sdiv), half), kHsvShift);
+      const __m256i x =
+          _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(Quarter(num, num_sign, q), hdiv), half), kHsvShift);
+      hq[q] = _mm256_add_epi32(x, _mm256_and_si256(_mm256_cmpgt_epi32(zero, x), _mm256_set1_epi32(180)));
+    }
+  }
+  *s = Narrow(sq);
+  *h = Narrow(hq);
 }
 
-FFYOLO_AVX2 inline __m256 Below(__m256 x, float k) { return _mm256_cmp_ps(x, _mm256_set1_ps(k), _CMP_LT_OQ); }
+// Quarter q of 32 bytes as float, times `scale`.
+FFYOLO_AVX2 inline __m256 ToFloat(__m256i bytes, int q, float scale) {
+  const __m256i x = Quarter(Half(bytes, q / 2), _mm256_setzero_si256(), q);
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(x), _mm256_set1_ps(scale));
+}
 
-// HSV->BGR for pixels 8q..8q+7 of the tables' outputs, as OpenCV's AVX2
-// vector loop computes it (with its compiler's fused 1 - s*f), to int32.
-template <int q>
-FFYOLO_AVX2 inline void Bgr8(__m256i hb, __m256i sb, __m256i vb, __m256i* ob, __m256i* og, __m256i* or_) {
-  const __m256 hue = _mm256_mul_ps(_mm256_cvtepi32_ps(Widen<q>(hb)), _mm256_set1_ps(kHueScale));
-  const __m256 sf = _mm256_mul_ps(_mm256_cvtepi32_ps(Widen<q>(sb)), _mm256_set1_ps(kByteScale));
-  const __m256 vf = _mm256_mul_ps(_mm256_cvtepi32_ps(Widen<q>(vb)), _mm256_set1_ps(kByteScale));
-  const __m256 sector = _mm256_round_ps(hue, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m256 f = _mm256_sub_ps(hue, sector);
-  const __m256 one = _mm256_set1_ps(1.f);
-  const __m256 tab1 = _mm256_mul_ps(vf, _mm256_sub_ps(one, sf));
-  const __m256 tab2 = _mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, f, one));
-  const __m256 tab3 = _mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, _mm256_sub_ps(one, f), one));
-  const __m256 lt1 = Below(sector, 1), lt2 = Below(sector, 2), lt3 = Below(sector, 3), lt4 = Below(sector, 4),
-               lt5 = Below(sector, 5);
-  // Sectors 0..5 take (B, G, R) = (1,3,0) (1,0,2) (3,0,1) (0,2,1) (0,1,3) (2,1,0) of {vf, tab1, tab2, tab3}.
-  const __m256 fb = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(tab2, vf, lt5), tab3, lt3), tab1, lt2);
-  const __m256 fg = _mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(tab1, tab2, lt4), vf, lt3), tab3, lt1);
-  const __m256 fr = _mm256_blendv_ps(
-      _mm256_blendv_ps(_mm256_blendv_ps(_mm256_blendv_ps(vf, tab3, lt5), tab1, lt4), tab2, lt2), vf, lt1);
-  const __m256 k255 = _mm256_set1_ps(255.f);
-  *ob = _mm256_cvttps_epi32(_mm256_mul_ps(fb, k255));
-  *og = _mm256_cvttps_epi32(_mm256_mul_ps(fg, k255));
-  *or_ = _mm256_cvttps_epi32(_mm256_mul_ps(fr, k255));
+// Bytes x >= k, x and k unsigned, from x offset by 128 (`xs`): a signed compare.
+FFYOLO_AVX2 inline __m256i AtLeast(__m256i xs, int k) {
+  return _mm256_cmpgt_epi8(xs, _mm256_set1_epi8(static_cast<char>((k - 1) ^ 0x80)));
+}
+
+// HSV->BGR of the tables' outputs for 32 pixels, as OpenCV's AVX2 vector
+// loop computes it (with its compiler's fused 1 - s*f and 1 - s*(1 - f)).
+FFYOLO_AVX2 inline void Bgr(__m256i hb, __m256i sb, __m256i vb, __m256i* ob, __m256i* og, __m256i* or_) {
+  const __m256 one = _mm256_set1_ps(1.f), k255 = _mm256_set1_ps(255.f);
+  // The four candidates of OpenCV's tab[], times 255 and truncated, per quarter.
+  __m256i tab[4][4];
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m256 hue = ToFloat(hb, q, kHueScale), sf = ToFloat(sb, q, kByteScale), vf = ToFloat(vb, q, kByteScale);
+    const __m256 f = _mm256_sub_ps(hue, _mm256_round_ps(hue, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+    tab[0][q] = _mm256_cvttps_epi32(_mm256_mul_ps(vf, k255));
+    tab[1][q] = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(vf, _mm256_sub_ps(one, sf)), k255));
+    tab[2][q] = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, f, one)), k255));
+    tab[3][q] =
+        _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(vf, _mm256_fnmadd_ps(sf, _mm256_sub_ps(one, f), one)), k255));
+  }
+  const __m256i t0 = Narrow(tab[0]), t1 = Narrow(tab[1]), t2 = Narrow(tab[2]), t3 = Narrow(tab[3]);
+  // The sector, trunc(h * 6/180) mod 6, is h / 30 for h < 180 and (h - 180) / 30 above.
+  const __m256i h = _mm256_min_epu8(hb, _mm256_sub_epi8(hb, _mm256_set1_epi8(static_cast<char>(180))));
+  const __m256i hs = _mm256_xor_si256(h, _mm256_set1_epi8(static_cast<char>(0x80)));
+  const __m256i s1 = AtLeast(hs, 30), s2 = AtLeast(hs, 60), s3 = AtLeast(hs, 90), s4 = AtLeast(hs, 120),
+                s5 = AtLeast(hs, 150);
+  // Sectors 0..5 take (B, G, R) = (1,3,0) (1,0,2) (3,0,1) (0,2,1) (0,1,3) (2,1,0) of tab[].
+  *ob = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_blendv_epi8(t1, t3, s2), t0, s3), t2, s5);
+  *og = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_blendv_epi8(t3, t0, s1), t2, s3), t1, s4);
+  *or_ = _mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_blendv_epi8(_mm256_blendv_epi8(t0, t2, s1), t1, s2), t3, s4), t0,
+                            s5);
 }
 
 FFYOLO_AVX2 inline void Store(uint8_t* dst, __m256i x, bool mirror) {
@@ -215,32 +246,25 @@ FFYOLO_AVX2 inline void Store(uint8_t* dst, __m256i x, bool mirror) {
 
 // Pixels [0, end) of a row, end a multiple of 32, as OpenCV's AVX2 build
 // converts pixels in its vector loop.
-FFYOLO_AVX2 void HsvVectorPixels(const HsvLuts& luts, const uint8_t* bgr, int end, int width, bool mirror,
-                                 uint8_t* r, uint8_t* g, uint8_t* b) {
+FFYOLO_AVX2 void HsvVectorPixels(const HsvLuts& luts, const uint8_t* bgr, int end, int width, bool mirror, uint8_t* r,
+                                 uint8_t* g, uint8_t* b) {
   for (int x = 0; x < end; x += 32) {
     const uint8_t* p = bgr + 3 * x;
     __m256i a[3];
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k)
       a[k] = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + 48 + 16 * k),
                                  reinterpret_cast<const __m128i*>(p + 16 * k));
     const __m256i pb = Channel(a, 0), pg = Channel(a, 1), pr = Channel(a, 2);
     const __m256i vmax = _mm256_max_epu8(pb, _mm256_max_epu8(pg, pr));
     const __m256i diff = _mm256_sub_epi8(vmax, _mm256_min_epu8(pb, _mm256_min_epu8(pg, pr)));
-    __m256i s[4], h[4];
-    SatHue8<0>(pb, pg, pr, vmax, diff, &s[0], &h[0]);
-    SatHue8<1>(pb, pg, pr, vmax, diff, &s[1], &h[1]);
-    SatHue8<2>(pb, pg, pr, vmax, diff, &s[2], &h[2]);
-    SatHue8<3>(pb, pg, pr, vmax, diff, &s[3], &h[3]);
-    const __m256i hb = Lut(luts.h, Narrow(h)), sb = Lut(luts.s, Narrow(s)), vb = Lut(luts.v, vmax);
-    __m256i ob[4], og[4], or_[4];
-    Bgr8<0>(hb, sb, vb, &ob[0], &og[0], &or_[0]);
-    Bgr8<1>(hb, sb, vb, &ob[1], &og[1], &or_[1]);
-    Bgr8<2>(hb, sb, vb, &ob[2], &og[2], &or_[2]);
-    Bgr8<3>(hb, sb, vb, &ob[3], &og[3], &or_[3]);
+    __m256i sb, hb, ob, og, or_;
+    SatHue(pb, pg, pr, vmax, diff, &sb, &hb);
+    Bgr(Lut(luts.h, hb), Lut(luts.s, sb), Lut(luts.v, vmax), &ob, &og, &or_);
     const int o = mirror ? width - 32 - x : x;
-    Store(b + o, Narrow(ob), mirror);
-    Store(g + o, Narrow(og), mirror);
-    Store(r + o, Narrow(or_), mirror);
+    Store(b + o, ob, mirror);
+    Store(g + o, og, mirror);
+    Store(r + o, or_, mirror);
   }
 }
 #endif  // FFYOLO_HSV_AVX2
@@ -286,8 +310,7 @@ void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr) {
   }
 }
 
-void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g,
-                 uint8_t* b) {
+void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b) {
   // OpenCV's vector loop takes 4 float vectors of pixels at a time, the
   // scalar code the rest of the row.
   const bool avx2 = OpenCvAvx2();

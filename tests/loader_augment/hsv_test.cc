@@ -162,7 +162,7 @@ std::string CompareWithOpenCv(const cv::Mat& bgr, const HsvLuts& luts, bool mirr
 
 std::vector<HsvGains> GainsToTest() {
   std::vector<HsvGains> gains = {
-      {1, 1, 1},                    // hgain = sgain = vgain = 0: identity tables, only the round trip
+      {1, 1, 1},                      // hgain = sgain = vgain = 0: identity tables, only the round trip
       {1 - 0.015, 1 - 0.7, 1 - 0.4},  // the ends of the default hyp's ranges
       {1 + 0.015, 1 + 0.7, 1 + 0.4},
       {-0.5, 0, 2.5},  // beyond them: negative hue gain (Python's modulo), all grey, value clipped
@@ -195,6 +195,16 @@ TEST(HsvToPlanesTest, EveryColourAsOpenCvInItsScalarTail) {
     EXPECT_EQ(CompareWithOpenCv(colours, BuildHsvLuts(g), /*mirror=*/i % 2 == 1), "")
         << "gains " << g.h << ", " << g.s << ", " << g.v;
   }
+}
+
+TEST(HsvToPlanesTest, HueEntriesFrom180OnWrapAsInOpenCv) {
+  // BuildHsvLuts keeps hues below 180 but for x * h within 1e-14 below 0,
+  // where Python's modulo gives 180.0; any table may hold up to 255, and
+  // OpenCV then takes the sector modulo 6.
+  HsvLuts luts = BuildHsvLuts({1, 1.2, 0.9});
+  for (int i = 0; i < 256; ++i) luts.h[i] = static_cast<uint8_t>(255 - i);
+  // 97 wide: vector loop and scalar tail.
+  EXPECT_EQ(CompareWithOpenCv(RandomImage(97, 300, 3), luts, /*mirror=*/false), "");
 }
 
 TEST(DrawHsvGainsTest, Ranges) {

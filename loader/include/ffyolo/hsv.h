@@ -40,7 +40,6 @@ void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr);
 
 // One row of `width` BGR pixels through augment_hsv into the R, G and B plane
 // rows `r`, `g`, `b`; source pixel x lands at width - 1 - x when `mirror`.
-void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g,
-                 uint8_t* b);
+void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b);
 
 }  // namespace ffyolo
