@@ -30,16 +30,15 @@ HsvLuts BuildHsvLuts(const HsvGains& gains);
 // HsvToPlanes instead; this is the small-file baseline's step by step.
 void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr);
 
-// The same bytes as ApplyHsv in one pass per pixel, without OpenCV:
+// augment_hsv on one row of `width` BGR pixels, written into the R, G and B
+// plane rows `r`, `g`, `b` (source pixel x at width - 1 - x when `mirror`):
+// the same bytes as ApplyHsv, in one pass and without OpenCV. It computes
 // cvtColor's 8-bit fixed-point BGR->HSV, the tables, and its float HSV->BGR
-// with the roundings of the code path OpenCV takes for that pixel. That path
-// depends on the column: its vector loop truncates (and its AVX2 build fuses
-// the multiply-subtracts in 1 - s*f), while the last width % block pixels of
-// a row (block: 32 with AVX2, 16 otherwise, as cv::checkHardwareSupport
-// says) go through scalar code that rounds to nearest.
-
-// One row of `width` BGR pixels through augment_hsv into the R, G and B plane
-// rows `r`, `g`, `b`; source pixel x lands at width - 1 - x when `mirror`.
+// with the roundings of the code OpenCV runs for that column: its vector loop
+// truncates, the last width % block pixels of a row (block: 32 with OpenCV's
+// AVX2 build, 16 otherwise, as cv::checkHardwareSupport says) go through
+// scalar code that rounds, and the AVX2 build fuses some multiply-subtracts
+// (docs/loader.md, "After the warp").
 void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b);
 
 }  // namespace ffyolo
