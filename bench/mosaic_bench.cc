@@ -4,7 +4,8 @@
 // 0.1). Each iteration takes the next of 64 pre-drawn mosaics, the same
 // sequence for both methods. OpenCV runs single-threaded unless
 // --cv_threads=N is given, as in the loader, whose workers parallelise
-// across samples.
+// across samples. BM_HsvFlipPlanes times the pass after the warp
+// (augment_hsv, fliplr and the CHW planes) on one 640 x 640 image.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -12,7 +13,9 @@
 #include <opencv2/core.hpp>
 #include <vector>
 
+#include "ffyolo/hsv.h"
 #include "ffyolo/mosaic.h"
+#include "ffyolo/planes.h"
 #include "ffyolo/random.h"
 
 namespace {
@@ -72,8 +75,28 @@ void BM_WarpMosaicWithCanvas(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// A sample's end as SampleBuilder runs it: new gains from hyp.scratch-low's
+// hsv_h, hsv_s, hsv_v (tables included), fliplr on every other sample.
+void BM_HsvFlipPlanes(benchmark::State& state) {
+  cv::Mat img(kS, kS, CV_8UC3);
+  cv::randu(img, cv::Scalar::all(0), cv::Scalar::all(256));
+  std::vector<uint8_t> planes(3 * img.total());
+  ffyolo::SampleRandom rng({7});
+  bool flip = false;
+  for (auto _ : state) {
+    const ffyolo::HsvLuts luts = ffyolo::BuildHsvLuts(ffyolo::DrawHsvGains(&rng, 0.015, 0.7, 0.4));
+    ffyolo::PlaneAugment augment;
+    augment.hsv = &luts;
+    augment.flip_left_right = flip = !flip;
+    ffyolo::WriteRgbPlanes(img, augment, planes.data());
+    benchmark::DoNotOptimize(planes.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_WarpMosaic)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarpMosaicWithCanvas)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HsvFlipPlanes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

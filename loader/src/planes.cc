@@ -12,10 +12,6 @@ namespace ffyolo {
 
 namespace {
 
-// Rows converted per ApplyHsv call: the strip's BGR copy stays in L1 until
-// its planes are written.
-constexpr int kStripRows = 8;
-
 // One row of `width` BGR pixels to the R, G and B plane rows, mirrored when
 // `mirror` (pixel x goes to width - 1 - x).
 void SplitRow(const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b) {
@@ -50,22 +46,14 @@ void WriteRgbPlanes(const cv::Mat& bgr, const PlaneAugment& augment, uint8_t* ds
   CV_Assert(bgr.type() == CV_8UC3);
   const int rows = bgr.rows, cols = bgr.cols;
   const size_t plane = static_cast<size_t>(rows) * cols;
-  // Output row y shows source row y, or rows - 1 - y after flipud; strips are
-  // taken in source order and written wherever their rows land.
-  for (int y0 = 0; y0 < rows; y0 += kStripRows) {
-    const int n = std::min(kStripRows, rows - y0);
-    cv::Mat strip = bgr.rowRange(y0, y0 + n);
-    if (augment.hsv) {
-      thread_local std::vector<uint8_t> converted_strip;
-      cv::Mat converted = ImageView(&converted_strip, n, cols);
-      ApplyHsv(*augment.hsv, strip, &converted);
-      strip = converted;
-    }
-    for (int i = 0; i < n; ++i) {
-      const int y = augment.flip_up_down ? rows - 1 - (y0 + i) : y0 + i;
-      uint8_t* r = dst + static_cast<size_t>(y) * cols;
-      SplitRow(strip.ptr<uint8_t>(i), cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
-    }
+  // Output row y shows source row y, or rows - 1 - y after flipud.
+  for (int y = 0; y < rows; ++y) {
+    uint8_t* r = dst + static_cast<size_t>(augment.flip_up_down ? rows - 1 - y : y) * cols;
+    const uint8_t* src = bgr.ptr<uint8_t>(y);
+    if (augment.hsv)
+      HsvToPlanes(*augment.hsv, src, cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
+    else
+      SplitRow(src, cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
   }
 }
 

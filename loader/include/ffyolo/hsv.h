@@ -24,14 +24,21 @@ struct HsvLuts {
 HsvLuts BuildHsvLuts(const HsvGains& gains);
 
 // BGR -> HSV, LUT per channel, HSV -> BGR, in place on a CV_8UC3 image (may
-// be a view). The round trip is lossy even with identity tables, so, like
-// YOLOv5, callers skip it altogether when hgain, sgain and vgain are all 0.
-// Works a few rows at a time with OpenCV's own conversions: the result is
-// cv::cvtColor's to the bit, without a full-size HSV image.
+// be a view), with OpenCV's own conversions as YOLOv5 runs them. The round
+// trip is lossy even with identity tables, so, like YOLOv5, callers skip it
+// altogether when hgain, sgain and vgain are all 0. Training samples take
+// HsvToPlanes instead; this is the small-file baseline's step by step.
 void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr);
 
-// The same from `src` into `dst` (CV_8UC3, same size; views allowed): lets a
-// caller convert a strip into a buffer of its own.
-void ApplyHsv(const HsvLuts& luts, const cv::Mat& src, cv::Mat* dst);
+// augment_hsv on one row of `width` BGR pixels, written into the R, G and B
+// plane rows `r`, `g`, `b` (source pixel x at width - 1 - x when `mirror`):
+// the same bytes as ApplyHsv, in one pass and without OpenCV. It computes
+// cvtColor's 8-bit fixed-point BGR->HSV, the tables, and its float HSV->BGR
+// with the roundings of the code OpenCV runs for that column: its vector loop
+// truncates, the last width % block pixels of a row (block: 32 with OpenCV's
+// AVX2 build, 16 otherwise, as cv::checkHardwareSupport says) go through
+// scalar code that rounds, and the AVX2 build fuses some multiply-subtracts
+// (docs/loader.md, "After the warp").
+void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b);
 
 }  // namespace ffyolo

@@ -15,8 +15,9 @@ void WriteRgbPlanes(const cv::Mat& bgr, uint8_t* dst);
 
 // The end of a training sample: augment_hsv with `hsv` (none when null),
 // flipud, fliplr, then the planes as WriteRgbPlanes writes them. The same
-// result as ApplyHsv, cv::flip and WriteRgbPlanes in turn, but in one pass a
-// few rows at a time, reading `bgr` once and leaving it unchanged.
+// result as ApplyHsv, cv::flip and WriteRgbPlanes in turn, but in one pass
+// (HsvToPlanes per row): each pixel of `bgr` is read once and written once,
+// into its flipped place in the planes, and `bgr` is left unchanged.
 struct PlaneAugment {
   const HsvLuts* hsv = nullptr;
   bool flip_up_down = false;
