@@ -352,12 +352,15 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
   if (!children.empty() && opt.force) {
     FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output));
   } else if (!children.empty()) {
-    if (env->FileExists(opt.output + "/" + kManifestFile))
-      return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
+    // The state file outlives dataset.yaml: with both there, the pack wrote its
+    // dataset but failed before it could say so, and running it again finishes it.
     std::string state;
-    if (!ffr::ReadFileToString(env, state_path, &state).ok())
+    if (!ffr::ReadFileToString(env, state_path, &state).ok()) {
+      if (env->FileExists(opt.output + "/" + kManifestFile))
+        return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
       return Status::AlreadyExists(opt.output + ": directory is not empty and is not an unfinished pack; use --force "
                                                 "to overwrite it");
+    }
     if (state.find(fingerprint) == std::string::npos)
       return Status::AlreadyExists(opt.output +
                                    ": holds an unfinished pack of another source or with other options; rerun that "

@@ -5,11 +5,12 @@
 // encodes one shard's images while the previous shard is written, so memory
 // stays bounded by about two shards whatever the dataset's size.
 //
-// Crash safety: shards and the label index are written under temporary names
-// and renamed; dataset.yaml comes last. A `.pack-state` file records what is
-// being packed, so that running the same pack again resumes after the last
-// finished shard; any other non-empty output is refused unless `force`. Every
-// write goes through `env`, where tests inject faults.
+// Crash safety: shards and the label index are written under temporary names,
+// fsynced and renamed; dataset.yaml comes last. A `.pack-state` file records
+// what is being packed and is removed after dataset.yaml, so that running the
+// same pack again resumes after the last finished shard (or, with dataset.yaml
+// already there, just finishes); any other non-empty output is refused unless
+// `force`. Every write goes through `env`, where tests inject faults.
 #pragma once
 
 #include <cstdint>
