@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <yaml-cpp/yaml.h>
@@ -180,7 +182,9 @@ Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>
                                                  static_cast<int>(end - begin)));
   std::atomic<size_t> next{begin};
   std::atomic<bool> failed{false};
-  std::atomic<int> running{threads};
+  std::mutex mu;
+  std::condition_variable all_done;
+  int running = threads;  // guarded by mu
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
@@ -195,12 +199,14 @@ Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>
         bytes_ += p.image_bytes;
         ++done_;
       }
-      --running;
+      std::lock_guard<std::mutex> lock(mu);
+      if (--running == 0) all_done.notify_one();
     });
   }
-  while (running.load() > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    Report(false);
+  {
+    // Progress every 50 ms, and no waiting past the last image (small shards).
+    std::unique_lock<std::mutex> lock(mu);
+    while (!all_done.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) Report(false);
   }
   for (auto& t : pool) t.join();
   Report(false);
