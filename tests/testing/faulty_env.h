@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <ostream>
 #include <string>
 
 #include "ffr/env.h"
@@ -33,6 +34,8 @@ enum class WriteOp {
 };
 inline constexpr int kNumWriteOps = 7;
 const char* WriteOpName(WriteOp op);
+// For GoogleTest's messages.
+inline void PrintTo(WriteOp op, std::ostream* os) { *os << WriteOpName(op); }
 
 class FaultyEnv : public ffr::Env {
  public:
