@@ -139,8 +139,8 @@ Status LabelIndex::Decode(const std::string& data, const std::string& where, Lab
   return Status::OK();
 }
 
-Status LabelIndex::WriteFile(const std::string& path) const {
-  return ffr::WriteFileAtomically(ffr::Env::Default(), path, Encode());
+Status LabelIndex::WriteFile(const std::string& path, ffr::Env* env) const {
+  return ffr::WriteFileAtomically(env, path, Encode());
 }
 
 Status LabelIndex::ReadFile(const std::string& path, LabelIndex* out) {

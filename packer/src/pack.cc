@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <yaml-cpp/yaml.h>
@@ -180,7 +182,9 @@ Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>
                                                  static_cast<int>(end - begin)));
   std::atomic<size_t> next{begin};
   std::atomic<bool> failed{false};
-  std::atomic<int> running{threads};
+  std::mutex mu;
+  std::condition_variable all_done;
+  int running = threads;  // guarded by mu
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
@@ -195,12 +199,14 @@ Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>
         bytes_ += p.image_bytes;
         ++done_;
       }
-      --running;
+      std::lock_guard<std::mutex> lock(mu);
+      if (--running == 0) all_done.notify_one();
     });
   }
-  while (running.load() > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    Report(false);
+  {
+    // Progress every 50 ms, and no waiting past the last image (small shards).
+    std::unique_lock<std::mutex> lock(mu);
+    while (!all_done.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) Report(false);
   }
   for (auto& t : pool) t.join();
   Report(false);
@@ -224,6 +230,7 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
+  options.env = opt_.env;
   FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w));
   for (const Prepared& p : prepared)
     if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
@@ -235,6 +242,7 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
 // A shard a previous run finished: its records go into the label index again.
 Status SplitPacker::ResumeShard(const std::string& path, ShardInfo* info) {
   ffr::ReaderOptions ro;
+  ro.env = opt_.env;
   std::unique_ptr<ffr::Reader> reader;
   FFR_RETURN_IF_ERROR(ffr::Reader::Open(path, ro, &reader));
   ffr::ReadBuffer buf;
@@ -246,12 +254,11 @@ Status SplitPacker::ResumeShard(const std::string& path, ShardInfo* info) {
     index_.Add(v.info(), v.image_size());
   }
   info->samples = reader->size();
-  info->bytes = FileSizeOrZero(path);
-  return Status::OK();
+  return opt_.env->GetFileSize(path, &info->bytes);
 }
 
 Status SplitPacker::Run(SplitInfo* result) {
-  FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(dir_));
+  FFR_RETURN_IF_ERROR(opt_.env->CreateDirs(dir_));
   info_.name = split_.name;
   for (const std::string& orphan : split_.orphan_labels) Message("warning: label without an image: " + orphan);
   summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
@@ -265,7 +272,7 @@ Status SplitPacker::Run(SplitInfo* result) {
   auto finish_write = [&]() -> Status { return writing.valid() ? writing.get() : Status::OK(); };
   for (size_t k = 0; k + 1 < starts.size(); ++k) {
     const std::string path = dir_ + "/" + ShardName(k);
-    if (ffr::Env::Default()->FileExists(path)) {  // finished by an earlier run of the same pack
+    if (opt_.env->FileExists(path)) {  // finished by an earlier run of the same pack
       FFR_RETURN_IF_ERROR(finish_write());
       Status s = ResumeShard(path, &shards[k]);
       if (!s.ok()) return Status::Corruption("cannot resume: " + s.message() + "; rerun with --force");
@@ -297,7 +304,7 @@ Status SplitPacker::Run(SplitInfo* result) {
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
   info_.shards = shards;  // an empty split still has one (empty) shard
-  FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile));
+  FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
   summary_->background += info_.background;
@@ -341,23 +348,25 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
 // Decides what to do with an existing output directory: start afresh, resume,
 // or refuse.
 Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
-  ffr::Env* env = ffr::Env::Default();
+  ffr::Env* env = opt.env;
   const std::string state_path = opt.output + "/" + kStateFile;
-  std::error_code ec;
-  const bool exists = fs::exists(opt.output, ec);
-  const bool empty = !exists || fs::is_empty(opt.output, ec);
-  if (exists && !fs::is_directory(opt.output, ec))
-    return Status::AlreadyExists(opt.output + ": exists and is not a directory");
-  if (!empty && opt.force) {
-    fs::remove_all(opt.output, ec);
-    if (ec) return Status::IOError(opt.output + ": cannot remove: " + ec.message());
-  } else if (!empty) {
-    if (env->FileExists(opt.output + "/" + kManifestFile))
-      return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
+  std::vector<std::string> children;
+  if (env->FileExists(opt.output)) {
+    if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
+    FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
+  }
+  if (!children.empty() && opt.force) {
+    FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output));
+  } else if (!children.empty()) {
+    // The state file outlives dataset.yaml: with both there, the pack wrote its
+    // dataset but failed before it could say so, and running it again finishes it.
     std::string state;
-    if (!ffr::ReadFileToString(env, state_path, &state).ok())
+    if (!ffr::ReadFileToString(env, state_path, &state).ok()) {
+      if (env->FileExists(opt.output + "/" + kManifestFile))
+        return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
       return Status::AlreadyExists(opt.output + ": directory is not empty and is not an unfinished pack; use --force "
                                                 "to overwrite it");
+    }
     if (state.find(fingerprint) == std::string::npos)
       return Status::AlreadyExists(opt.output +
                                    ": holds an unfinished pack of another source or with other options; rerun that "
@@ -373,6 +382,7 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
 Status Pack(const PackOptions& options, PackSummary* summary) {
   const auto start = Clock::now();
   PackOptions opt = options;
+  if (opt.env == nullptr) opt.env = ffr::Env::Default();
   while (opt.output.size() > 1 && opt.output.back() == '/') opt.output.pop_back();
   if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
   if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
@@ -399,9 +409,8 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
     FFR_RETURN_IF_ERROR(SplitPacker(opt, source, split, summary).Run(&info));
     m.splits.push_back(std::move(info));
   }
-  ffr::Env* env = ffr::Env::Default();
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, opt.output + "/" + kManifestFile, m.ToYaml()));
-  FFR_RETURN_IF_ERROR(env->RemoveFile(opt.output + "/" + kStateFile));
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
+  FFR_RETURN_IF_ERROR(opt.env->RemoveFile(opt.output + "/" + kStateFile));
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "ffr/env.h"
 
@@ -133,6 +134,13 @@ Status Env::RenameFile(const std::string& from, const std::string& to) {
 
 Status Env::RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("remove " + path, errno);
+  return Status::OK();
+}
+
+Status Env::RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return Status::FromErrno("remove " + path, ec.value());
   return Status::OK();
 }
 

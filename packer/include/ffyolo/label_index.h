@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ffr/env.h"
 #include "ffyolo/record.h"
 
 namespace ffyolo {
@@ -38,7 +39,8 @@ class LabelIndex {
   // `where` names the file in error messages.
   static Status Decode(const std::string& data, const std::string& where, LabelIndex* out);
 
-  Status WriteFile(const std::string& path) const;
+  // Atomically (see ffr::WriteFileAtomically).
+  Status WriteFile(const std::string& path, ffr::Env* env = ffr::Env::Default()) const;
   static Status ReadFile(const std::string& path, LabelIndex* out);
 
  private:

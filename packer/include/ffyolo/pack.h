@@ -5,10 +5,12 @@
 // encodes one shard's images while the previous shard is written, so memory
 // stays bounded by about two shards whatever the dataset's size.
 //
-// Crash safety: shards and the label index are written under temporary names
-// and renamed; dataset.yaml comes last. A `.pack-state` file records what is
-// being packed, so that running the same pack again resumes after the last
-// finished shard; any other non-empty output is refused unless `force`.
+// Crash safety: shards and the label index are written under temporary names,
+// fsynced and renamed; dataset.yaml comes last. A `.pack-state` file records
+// what is being packed and is removed after dataset.yaml, so that running the
+// same pack again resumes after the last finished shard (or, with dataset.yaml
+// already there, just finishes); any other non-empty output is refused unless
+// `force`. Every write goes through `env`, where tests inject faults.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ffr/env.h"
 #include "ffyolo/manifest.h"
 #include "ffyolo/source.h"
 
@@ -34,6 +37,7 @@ struct PackOptions {
   int quality = 90;                            // JPEG quality of re-encoded images
   uint64_t align = 0;                          // > 0: each record starts at a multiple of this (O_DIRECT reads)
   bool force = false;                          // overwrite an existing output
+  ffr::Env* env = ffr::Env::Default();         // the output's file system (source images are read directly)
 
   // Called from the packing thread, at most a few times per second.
   struct Progress {

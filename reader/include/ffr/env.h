@@ -50,6 +50,9 @@ class Env {
   virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out);
   virtual Status RenameFile(const std::string& from, const std::string& to);
   virtual Status RemoveFile(const std::string& path);
+  // Removes `path` and, for a directory, everything under it; symbolic links
+  // are removed, not followed. A missing path is not an error.
+  virtual Status RemoveTree(const std::string& path);
   // fsync of a directory, so that a rename inside it is durable.
   virtual Status SyncDir(const std::string& dir);
   virtual Status CreateDirs(const std::string& dir);
