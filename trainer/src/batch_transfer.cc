@@ -46,12 +46,7 @@ BatchTransfer::BatchTransfer(Loader* loader, c10::Device device) : loader_(loade
 
 BatchTransfer::~BatchTransfer() {
   ReleaseCurrent();
-  if (next_.host) {
-#ifdef FFYOLO_WITH_CUDA
-    if (copies_) copies_->next_ready.synchronize();
-#endif
-    loader_->Release(next_.host);
-  }
+  ReleaseNext();
 }
 
 bool BatchTransfer::CudaCompiled() {
@@ -83,15 +78,30 @@ void BatchTransfer::ReleaseCurrent() {
   current_ = DeviceBatch();
 }
 
+void BatchTransfer::ReleaseNext() {
+  if (!next_.host) return;
+#ifdef FFYOLO_WITH_CUDA
+  if (copies_) copies_->next_ready.synchronize();
+#endif
+  loader_->Release(next_.host);
+  next_ = DeviceBatch();
+}
+
+// The batch's images as float / 255 and its targets, on `device` (queued on the current stream).
+void BatchTransfer::Convert(DeviceBatch* batch) const {
+  const Batch* b = batch->host;
+  batch->images = torch::from_blob(b->images, {b->size, 3, b->height, b->width}, torch::kUInt8)
+                      .to(device_, /*non_blocking=*/true)
+                      .to(torch::kFloat)
+                      .div_(255);
+  batch->targets = torch::from_blob(const_cast<float*>(b->targets.data()),
+                                    {static_cast<int64_t>(b->num_targets()), 6}, torch::kFloat)
+                       .to(device_, /*non_blocking=*/true);
+}
+
 ffr::Status BatchTransfer::Start(int64_t epoch, int64_t first_batch) {
   ReleaseCurrent();
-  if (next_.host) {
-#ifdef FFYOLO_WITH_CUDA
-    if (copies_) copies_->next_ready.synchronize();
-#endif
-    loader_->Release(next_.host);
-    next_ = DeviceBatch();
-  }
+  ReleaseNext();
   FFR_RETURN_IF_ERROR(loader_->Start(epoch, first_batch));
   return copies_ ? Prefetch() : ffr::Status::OK();
 }
@@ -105,13 +115,7 @@ ffr::Status BatchTransfer::Prefetch() {
   if (!b) return ffr::Status::OK();
 #ifdef FFYOLO_WITH_CUDA
   c10::cuda::CUDAStreamGuard on_side(copies_->side);
-  next_.images = torch::from_blob(b->images, {b->size, 3, b->height, b->width}, torch::kUInt8)
-                     .to(device_, /*non_blocking=*/true)
-                     .to(torch::kFloat)
-                     .div_(255);
-  next_.targets = torch::from_blob(const_cast<float*>(b->targets.data()),
-                                   {static_cast<int64_t>(b->num_targets()), 6}, torch::kFloat)
-                      .to(device_, /*non_blocking=*/true);
+  Convert(&next_);
   copies_->next_ready.record(copies_->side);
 #endif
   return ffr::Status::OK();
@@ -123,15 +127,7 @@ ffr::Status BatchTransfer::Next(DeviceBatch* out) {
     const Batch* b = nullptr;
     FFR_RETURN_IF_ERROR(loader_->Next(&b));
     current_.host = b;
-    if (b) {
-      current_.images = torch::from_blob(b->images, {b->size, 3, b->height, b->width}, torch::kUInt8)
-                            .to(device_)
-                            .to(torch::kFloat)
-                            .div_(255);
-      current_.targets = torch::from_blob(const_cast<float*>(b->targets.data()),
-                                          {static_cast<int64_t>(b->num_targets()), 6}, torch::kFloat)
-                             .to(device_);
-    }
+    if (b) Convert(&current_);  // on the CPU a non-blocking copy is a plain one
     *out = current_;
     return ffr::Status::OK();
   }

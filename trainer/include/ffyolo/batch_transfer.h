@@ -55,7 +55,9 @@ class BatchTransfer {
  private:
   struct Copies;
   ffr::Status Prefetch();
+  void Convert(DeviceBatch* batch) const;
   void ReleaseCurrent();
+  void ReleaseNext();
 
   Loader* loader_;
   c10::Device device_;
