@@ -4,7 +4,9 @@
 //
 // Every rank reports its epochs and batches; rank 0 alone validates, so it
 // alone reports fit-epoch ends, the end of training and most messages.
-// Callbacks run on the training thread: a slow observer slows training.
+// Callbacks run on the training thread (a slow observer slows training),
+// except OnMessage for a corrupt sample, which comes from a loader thread
+// while the training thread may be in another callback.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,9 @@ struct TrainBatchEnd {
   int64_t epoch = 0, epochs = 0;
   int64_t batch = 0;         // its index in the epoch
   int64_t batches = 0;       // per epoch
-  double items[3] = {0, 0, 0};      // this batch's box, obj, cls losses
+  // Losses and memory cross from the GPU only every 10 batches and at the
+  // epoch's last (each read waits for the GPU); in between they repeat the last read.
+  double items[3] = {0, 0, 0};      // the batch's box, obj, cls losses
   double mean_items[3] = {0, 0, 0}; // their mean over this epoch's batches so far
   int64_t instances = 0;     // boxes in the batch
   int size = 0;              // its image width
