@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ffyolo needs to build, test and benchmark.
 # Idempotent and non-interactive; run as root (or with sudo available).
+# TORCH=cuda also installs LibTorch 2.11 (CUDA 13.0) from PyPI into .venv-cuda/ (TORCH_VENV),
+# for `TORCH=cuda bash scripts/build.sh`; it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${TORCH:-}" in
+  "" | cuda) ;;
+  *) echo "install-deps: TORCH=$TORCH: use TORCH=cuda or leave it unset" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
@@ -13,17 +20,38 @@ packages=(
   fio
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
+install_debian() {
+  local missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    return
+  fi
+  local SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The PyPI wheel of torch 2.11.0 for Linux x86_64 is the CUDA 13.0 build (2.11.0+cu130). A C++ build
+# needs only its include/, lib/ and share/cmake, and the CUDA libraries it links (cuDNN, cuBLAS, NCCL,
+# ...) are in /usr/local/cuda, so it goes in without its dependencies but for the three libraries
+# libtorch_cuda.so needs to link and load that the toolkit lacks (cuSPARSELt, NVSHMEM, cuFile; found
+# through the wheel's RUNPATH) and typing_extensions for `import torch` (the CMake prefix path).
+install_torch_cuda() {
+  local venv=${TORCH_VENV:-.venv-cuda}
+  if "$venv/bin/python" -c 'import sys, torch; sys.exit(torch.__version__ != "2.11.0+cu130")' 2>/dev/null; then
+    echo "install-deps: torch 2.11.0+cu130 in $venv"
+    return
+  fi
+  echo "install-deps: installing torch 2.11.0 (CUDA 13.0) into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --no-deps torch==2.11.0 \
+    nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile==1.15.1.6 typing_extensions
+}
+
+install_debian
+[ "${TORCH:-}" != cuda ] || install_torch_cuda
