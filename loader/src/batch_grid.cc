@@ -91,7 +91,7 @@ ffr::Status RenderDatasetGrid(const Dataset& dataset, const ShowOptions& options
   return WriteJpeg(RenderBatchGrid(*batch, go), path);
 }
 
-ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality) {
+ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality, ffr::Env* env) {
   tjhandle h = tjInitCompress();
   unsigned char* buf = nullptr;
   unsigned long size = 0;
@@ -101,7 +101,7 @@ ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality) 
   if (rc != 0)
     s = ffr::Status::IOError(path + ": JPEG encode failed: " + tjGetErrorStr2(h));
   else
-    s = ffr::WriteFileAtomically(ffr::Env::Default(), path, std::string(reinterpret_cast<char*>(buf), size));
+    s = ffr::WriteFileAtomically(env, path, std::string(reinterpret_cast<char*>(buf), size));
   tjFree(buf);
   tjDestroy(h);
   return s;

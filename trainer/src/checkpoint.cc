@@ -1,8 +1,5 @@
 #include "ffyolo/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <torch/optim/optimizer.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -37,16 +34,6 @@ ffr::Status ReadModel(torch::serialize::InputArchive* archive, const std::string
   };
   for (const auto& p : model->named_parameters()) FFR_RETURN_IF_ERROR(load(p.key(), p.value()));
   for (const auto& b : model->named_buffers()) FFR_RETURN_IF_ERROR(load(b.key(), b.value()));
-  return ffr::Status::OK();
-}
-
-ffr::Status FsyncFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ffr::Status::FromErrno("open " + path, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return ffr::Status::FromErrno("fsync " + path, err);
   return ffr::Status::OK();
 }
 
@@ -95,8 +82,8 @@ ffr::Status Open(const std::string& path, torch::serialize::InputArchive* archiv
 }  // namespace
 
 ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, const YoloModel& model,
-                           const YoloModel* ema, const torch::optim::Optimizer* optimizer) {
-  const std::string tmp = path + ".tmp";
+                           const YoloModel* ema, const torch::optim::Optimizer* optimizer, ffr::Env* env) {
+  std::string data;
   try {
     torch::serialize::OutputArchive archive;
     archive.write("format", c10::IValue(std::string(kFormat)));
@@ -121,19 +108,14 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
       optimizer->save(opt);
       archive.write("optimizer", opt);
     }
-    archive.save_to(tmp);
+    archive.save_to([&data](const void* bytes, size_t n) {
+      data.append(static_cast<const char*>(bytes), n);
+      return n;
+    });
   } catch (const c10::Error& e) {
-    ffr::Env::Default()->RemoveFile(tmp);
-    return ffr::Status::IOError(path + ": cannot write checkpoint: " + e.what_without_backtrace());
+    return ffr::Status::IOError(path + ": cannot serialise checkpoint: " + e.what_without_backtrace());
   }
-  ffr::Status s = FsyncFile(tmp);
-  if (s.ok()) s = ffr::Env::Default()->RenameFile(tmp, path);
-  if (!s.ok()) {
-    ffr::Env::Default()->RemoveFile(tmp);
-    return s;
-  }
-  const size_t slash = path.find_last_of('/');
-  return ffr::Env::Default()->SyncDir(slash == std::string::npos ? "." : path.substr(0, slash));
+  return ffr::WriteFileAtomically(env, path, data);
 }
 
 ffr::Status ReadCheckpointInfo(const std::string& path, CheckpointInfo* info) {

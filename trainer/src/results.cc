@@ -48,10 +48,10 @@ std::string ResultsCsvRow(const EpochResult& r) {
   return line;
 }
 
-ffr::Status WriteResultsCsv(const std::string& path, const std::vector<EpochResult>& rows) {
+ffr::Status WriteResultsCsv(const std::string& path, const std::vector<EpochResult>& rows, ffr::Env* env) {
   std::string text = ResultsCsvHeader() + "\n";
   for (const EpochResult& r : rows) text += ResultsCsvRow(r) + "\n";
-  return ffr::WriteFileAtomically(ffr::Env::Default(), path, text);
+  return ffr::WriteFileAtomically(env, path, text);
 }
 
 ffr::Status ReadResultsCsv(const std::string& path, std::vector<EpochResult>* rows) {
@@ -87,7 +87,8 @@ ffr::Status ReadResultsCsv(const std::string& path, std::vector<EpochResult>* ro
   return ffr::Status::OK();
 }
 
-ffr::Status PlotResults(const std::vector<EpochResult>& rows, const std::string& png_path, std::string* written) {
+ffr::Status PlotResults(const std::vector<EpochResult>& rows, const std::string& png_path, std::string* written,
+                        ffr::Env* env) {
   // Ultralytics' panel order: columns 1, 2, 3, 4, 5 then 8, 9, 10, 6, 7.
   const int panels[10] = {1, 2, 3, 4, 5, 8, 9, 10, 6, 7};
   const int pw = 360, ph = 300, margin = 44;
@@ -134,10 +135,10 @@ ffr::Status PlotResults(const std::vector<EpochResult>& rows, const std::string&
   std::vector<uchar> png;
   if (!cv::imencode(".png", img, png)) return ffr::Status::IOError(png_path + ": PNG encode failed");
   *written = png_path;
-  return ffr::WriteFileAtomically(ffr::Env::Default(), png_path, std::string(png.begin(), png.end()));
+  return ffr::WriteFileAtomically(env, png_path, std::string(png.begin(), png.end()));
 #else
   *written = png_path.substr(0, png_path.rfind('.')) + ".jpg";
-  return WriteJpeg(img, *written);
+  return WriteJpeg(img, *written, /*quality=*/90, env);
 #endif
 }
 

@@ -8,6 +8,7 @@
 
 #include <opencv2/core.hpp>
 
+#include "ffr/env.h"
 #include "ffr/status.h"
 #include "ffyolo/batch.h"
 #include "ffyolo/dataset.h"
@@ -35,7 +36,8 @@ struct ShowOptions {
 };
 ffr::Status RenderDatasetGrid(const Dataset& dataset, const ShowOptions& options, const std::string& path);
 
-// Encodes a BGR image as JPEG (TurboJPEG) and writes it atomically.
-ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality = 90);
+// Encodes a BGR image as JPEG (TurboJPEG) and writes it atomically through `env`.
+ffr::Status WriteJpeg(const cv::Mat& bgr, const std::string& path, int quality = 90,
+                      ffr::Env* env = ffr::Env::Default());
 
 }  // namespace ffyolo

@@ -1,14 +1,17 @@
 // Checkpoint: everything needed to resume a run exactly, or to use its
 // weights: model, EMA, optimizer state (momentum buffers), loss scaler, epoch
 // and batch position, best fitness, and the options and hyperparameters as
-// YAML. One LibTorch archive written atomically (temporary name, fsync,
-// rename). The keys are documented in docs/checkpoint.md.
+// YAML. One LibTorch archive, serialised in memory and written through an
+// ffr::Env atomically (temporary name, fsync, rename, fsync of the directory),
+// so that a failed save leaves the previous file whole. The keys are
+// documented in docs/checkpoint.md.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "ffr/env.h"
 #include "ffr/status.h"
 #include "ffyolo/model.h"
 
@@ -33,9 +36,10 @@ struct CheckpointInfo {
   std::string date;
 };
 
-// Writes `path` atomically. `ema` and `optimizer` may be null (stripped weights).
+// Writes `path` atomically through `env`. `ema` and `optimizer` may be null (stripped weights).
 ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, const YoloModel& model,
-                           const YoloModel* ema, const torch::optim::Optimizer* optimizer);
+                           const YoloModel* ema, const torch::optim::Optimizer* optimizer,
+                           ffr::Env* env = ffr::Env::Default());
 
 // Reads the metadata only.
 ffr::Status ReadCheckpointInfo(const std::string& path, CheckpointInfo* info);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ffr/env.h"
 #include "ffr/status.h"
 
 namespace ffyolo {
@@ -23,12 +24,14 @@ std::string ResultsCsvHeader();
 std::string ResultsCsvRow(const EpochResult& r);
 // Parses a results.csv written by WriteResultsCsv (for resumed runs).
 ffr::Status ReadResultsCsv(const std::string& path, std::vector<EpochResult>* rows);
-// Rewrites the whole file atomically.
-ffr::Status WriteResultsCsv(const std::string& path, const std::vector<EpochResult>& rows);
+// Rewrites the whole file atomically through `env`.
+ffr::Status WriteResultsCsv(const std::string& path, const std::vector<EpochResult>& rows,
+                            ffr::Env* env = ffr::Env::Default());
 
 // Ten panels (train losses, precision, recall, val losses, mAP50, mAP50-95)
-// over the epochs. PNG when the build has OpenCV imgcodecs, else JPEG; returns
-// the path written through *written.
-ffr::Status PlotResults(const std::vector<EpochResult>& rows, const std::string& png_path, std::string* written);
+// over the epochs. PNG when the build has OpenCV imgcodecs, else JPEG beside
+// it; either is written atomically through `env`, and *written names the file.
+ffr::Status PlotResults(const std::vector<EpochResult>& rows, const std::string& png_path, std::string* written,
+                        ffr::Env* env = ffr::Env::Default());
 
 }  // namespace ffyolo
