@@ -1,6 +1,7 @@
-// Image and box checks the packer runs on every image before storing it: a
-// packed dataset should hold only images that decode and boxes that lie in
-// their image, so that training never meets a broken sample.
+// Image and box checks the packer runs on every image before storing it, and
+// `yolo-ffr verify` again on every stored one: a packed dataset should hold
+// only images that decode and boxes that lie in their image, so that training
+// never meets a broken sample.
 //
 // Per image, in this order:
 //   ImageInspector::Inspect  -> the encoding and real size of the bytes
