@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "inspect/packed_coco128.h"
+#include "dataset/packed_coco128.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "dataset/packed_coco128.h"
 #include "ffyolo/manifest.h"
-#include "inspect/packed_coco128.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {

@@ -1,4 +1,4 @@
-#include "inspect/packed_coco128.h"
+#include "dataset/packed_coco128.h"
 
 #include <gtest/gtest.h>
 

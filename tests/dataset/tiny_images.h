@@ -1,4 +1,4 @@
-// Small real images for the packer_source tests, encoded in memory.
+// Small real images for the image-check and packer tests, encoded in memory.
 #pragma once
 
 #include <string>

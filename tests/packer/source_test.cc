@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <map>
 
+#include "dataset/tiny_images.h"
 #include "ffyolo/image_check.h"
 #include "testing/test_env.h"
-#include "tiny_images.h"
 
 namespace ffyolo {
 namespace {
