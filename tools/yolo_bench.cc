@@ -1,5 +1,7 @@
 // yolo-bench: throughput measurements with their baselines in the same run.
 //   yolo-bench loader --data X.ffr [--split S] --img 640 --batch B --workers N [--val]
+//   yolo-bench train --cfg yolov5s --img 640 --batch 64 --device 0 [--data X.ffr --workers 15]
+//   yolo-bench allreduce --cfg yolov5s --device 0
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,6 +14,9 @@
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
+#if FFYOLO_WITH_TRAINER
+#include "ffyolo/train_bench.h"
+#endif
 
 namespace {
 
@@ -43,6 +48,33 @@ int Fail(const ffr::Status& s) {
   return 1;
 }
 
+#if FFYOLO_WITH_TRAINER
+// One line of key=value pairs, so that scripts (gpu-run.sh) can read it back.
+int RunTrain(const ffyolo::TrainBenchOptions& o) {
+  ffyolo::TrainBenchResult r;
+  const ffr::Status s = ffyolo::BenchTraining(o, &r);
+  if (!s.ok()) return Fail(s);
+  std::printf("train: %s cfg=%s img=%d batch=%d device=%s amp=%d steps=%d images_per_s=%.1f", o.data.empty() ? "ceiling" : "pipeline",
+              o.cfg.c_str(), o.img_size, o.batch_size, r.device.c_str(), r.amp ? 1 : 0, o.steps,
+              r.images_per_second());
+  if (!o.data.empty())
+    std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
+                r.loader_samples_per_cpu_second());
+  std::printf(" gpu_mem_gb=%.2f\n", r.peak_memory_gb);
+  return 0;
+}
+
+int RunAllReduce(const ffyolo::TrainBenchOptions& o) {
+  ffyolo::AllReduceBenchResult r;
+  const ffr::Status s = ffyolo::BenchGradientAllReduce(o, &r);
+  if (!s.ok()) return Fail(s);
+  std::printf("allreduce: backend=%s cfg=%s ranks=1 init_s=%.3f bytes=%lld ms_per_all_reduce=%.3f\n",
+              r.backend.c_str(), o.cfg.c_str(), r.init_seconds, static_cast<long long>(r.bytes),
+              1e3 * r.seconds_per_all_reduce);
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,7 +98,30 @@ int main(int argc, char** argv) {
                    "instead of after it: each pair then sees the same machine, which a shared host's drift would "
                    "otherwise come between. Needs CPUs for both: workers + 1, then 2 x workers");
   loader->add_option("--workdir", o.workdir, "Where the baseline writes its files (default: a temporary dir)");
+#if FFYOLO_WITH_TRAINER
+  ffyolo::TrainBenchOptions t;
+  bool no_amp = false;
+  CLI::App* train = app.add_subcommand(
+      "train", "Training images/s: the step on a batch already on the device (the ceiling), or fed by the loader");
+  CLI::App* allreduce = app.add_subcommand("allreduce", "One rank's c10d set-up and all-reduce of the gradients");
+  for (CLI::App* sub : {train, allreduce}) {
+    sub->add_option("--cfg", t.cfg, "Model (a shipped name or a YAML)");
+    sub->add_option("--device", t.device, "cuda device, i.e. 0 or cpu (default: the first GPU, else the CPU)");
+    sub->add_option("--steps", t.steps, "Timed steps")->check(CLI::PositiveNumber);
+  }
+  train->add_option("--img", t.img_size, "Image size");
+  train->add_option("--batch", t.batch_size, "Batch size")->check(CLI::PositiveNumber);
+  train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(CLI::NonNegativeNumber);
+  train->add_option("--data", t.data, "Packed dataset: feed the steps through the loader (default: one random batch)");
+  train->add_option("--workers", t.workers, "Loader threads")->check(CLI::PositiveNumber);
+  train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
+#endif
   CLI11_PARSE(app, argc, argv);
+#if FFYOLO_WITH_TRAINER
+  t.amp = !no_amp;
+  if (train->parsed()) return RunTrain(t);
+  if (allreduce->parsed()) return RunAllReduce(t);
+#endif
   o.decode_less = !full_decode;
 
   std::unique_ptr<ffyolo::Dataset> dataset;

@@ -14,7 +14,7 @@
 #include "ffyolo/dataset.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/pack.h"
-#include "packer_source/tiny_images.h"
+#include "dataset/tiny_images.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ffr/env.h"
+#include "ffyolo/config_path.h"
 
 namespace ffyolo {
 
@@ -478,13 +479,6 @@ ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* ou
   return Status::OK();
 }
 
-std::string ResolveModelYaml(const std::string& name_or_path) {
-  ffr::Env* env = ffr::Env::Default();
-  if (env->FileExists(name_or_path) || name_or_path.find('/') != std::string::npos) return name_or_path;
-  std::string stem = name_or_path;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".yaml") == 0) stem.resize(stem.size() - 5);
-  const std::string shipped = std::string(FFYOLO_CONFIG_DIR) + "/models/" + stem + ".yaml";
-  return env->FileExists(shipped) ? shipped : name_or_path;
-}
+std::string ResolveModelYaml(const std::string& name_or_path) { return ResolveConfig(name_or_path, "models"); }
 
 }  // namespace ffyolo

@@ -13,6 +13,7 @@
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/batch_transfer.h"
 #include "ffyolo/checkpoint.h"
+#include "ffyolo/config_path.h"
 #include "ffyolo/communicator.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
@@ -28,6 +29,7 @@
 #include "ffyolo/model_summary.h"
 #include "ffyolo/schedule.h"
 #include "ffyolo/torch_compat.h"
+#include "ffyolo/train_step.h"
 #include "ffyolo/validator.h"
 
 namespace ffyolo {
@@ -46,15 +48,6 @@ std::string Now() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
   return buf;
-}
-
-// A shipped file (configs/<dir>/<name>) when `name` is not a path that exists.
-std::string ResolveConfig(const std::string& name, const std::string& dir) {
-  if (fs::exists(name)) return name;
-  const std::string shipped = std::string(FFYOLO_CONFIG_DIR) + "/" + dir + "/" + name;
-  if (fs::exists(shipped)) return shipped;
-  if (fs::exists(shipped + ".yaml")) return shipped + ".yaml";
-  return name;
 }
 
 void SetGroup(torch::optim::OptimizerParamGroup& group, double lr, double momentum) {
@@ -87,7 +80,7 @@ void RoundToHalf(YoloModel* model) {
 struct Trainer::State {
   std::shared_ptr<YoloModel> model;
   std::unique_ptr<ModelEma> ema;
-  std::unique_ptr<torch::optim::SGD> optimizer;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<GradScaler> scaler;
   TrainPosition position;
 
@@ -162,6 +155,7 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
   opt.distributed = requested.distributed;
   opt.dist = requested.dist;
   opt.bind_numa = requested.bind_numa;
+  opt.env = requested.env;
   summary.save_dir = fs::path(opt.resume).parent_path().parent_path().string();
   return Status::OK();
 }
@@ -204,7 +198,7 @@ Status Trainer::State::OpenRunDirectory() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
   nc = static_cast<int64_t>(dataset->num_classes());
   if (!main_rank) return Status::OK();
-  ffr::Env* env = ffr::Env::Default();
+  ffr::Env* env = opt.env;
   if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
   FFR_RETURN_IF_ERROR(env->CreateDirs(save_dir() + "/weights"));
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, save_dir() + "/hyp.yaml", hyp.ToYaml()));
@@ -337,22 +331,9 @@ Status Trainer::State::SetUpOptimizer() {
   so.batch_size = opt.batch_size;
   so.cosine = opt.cos_lr;
   schedule = std::make_unique<Schedule>(so);
-  const ParameterGroups groups = SplitParameterGroups(*model);
-  const double decay = schedule->ScaledWeightDecay(hyp.weight_decay);
-  auto sgd = [&](double wd) {
-    return std::make_unique<torch::optim::SGDOptions>(
-        torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true).weight_decay(wd));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.emplace_back(groups.biases, sgd(0.0));
-  param_groups.emplace_back(groups.decayed_weights, sgd(decay));
-  param_groups.emplace_back(groups.bn_weights, sgd(0.0));
-  optimizer = std::make_unique<torch::optim::SGD>(param_groups, torch::optim::SGDOptions(hyp.lr0));
-  char line[160];
-  std::snprintf(line, sizeof(line),
-                "optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias",
-                hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(), decay, groups.biases.size());
-  Info(line);
+  std::string description;
+  optimizer = MakeOptimizer(*model, hyp, schedule->ScaledWeightDecay(hyp.weight_decay), &description);
+  Info(description);
   compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
                                                model->detect().anchors);
   scaler = std::make_unique<GradScaler>(amp);
@@ -394,19 +375,7 @@ Status Trainer::State::SaveCheckpoint(const std::string& path, int64_t epoch, in
   info.loss_scale = scaler->enabled() ? scaler->scale() : 65536;
   info.scale_growth_tracker = scaler->enabled() ? scaler->growth_tracker() : 0;
   info.date = Now();
-  return ffyolo::SaveCheckpoint(path, info, *model, &ema->model(), optimizer.get());
-}
-
-// clip_grad_norm_(max_norm) as torch.nn.utils computes it, on the device: no host sync.
-void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm) {
-  std::vector<torch::Tensor> grads, norms;
-  for (const torch::Tensor& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
-  if (grads.empty()) return;
-  for (const torch::Tensor& g : grads) norms.push_back(g.detach().norm(2));
-  const torch::Tensor total = torch::stack(norms).norm(2);
-  const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
-  for (torch::Tensor& g : grads) g.detach().mul_(coef.to(g.device()));
+  return ffyolo::SaveCheckpoint(path, info, *model, &ema->model(), optimizer.get(), opt.env);
 }
 
 Status Trainer::State::RunEpoch() {
@@ -418,6 +387,8 @@ Status Trainer::State::RunEpoch() {
   epoch_loss = torch::zeros({3}, torch::TensorOptions().device(device));
   optimizer->zero_grad();
   report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
+  const TrainStepParts step_parts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(),
+                                  ema.get(),   gradient_sync.get(), amp,          world};
   TrainBatchEnd be;
   be.epoch = epoch;
   be.epochs = opt.epochs;
@@ -432,27 +403,11 @@ Status Trainer::State::RunEpoch() {
     if (epoch == 0 && i == 0 && main_rank) {
       GridOptions go;
       go.names = dataset->manifest().names;
-      WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg");
+      WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
     }
-    if (amp) compat::SetCudaAutocast(true);
-    DetectOutput out = model->forward(batch.images);
-    if (amp) compat::SetCudaAutocast(false);
-    LossOutput loss = (*compute_loss)(out.raw, batch.targets);
-    // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
-    const torch::Tensor total = world > 1 ? loss.total * world : loss.total;
     const bool update = ni - position.last_opt_step >= step.accumulate;
-    if (gradient_sync) gradient_sync->Prepare(update);  // accumulation steps do not communicate
-    scaler->Scale(total).backward();
-    if (gradient_sync) gradient_sync->Finish();
-    if (update) {
-      scaler->Unscale(*optimizer);
-      ClipGradNorm(model->parameters(), 10.0);
-      scaler->Step(*optimizer);
-      scaler->Update();
-      optimizer->zero_grad();
-      ema->Update(*model);
-      position.last_opt_step = ni;
-    }
+    const LossOutput loss = TrainStep(step_parts, batch.images, batch.targets, update);
+    if (update) position.last_opt_step = ni;
     epoch_loss = (epoch_loss * (i - i0) + loss.items) / (i - i0 + 1);
     position.next_batch = i + 1;
     // The loss values cross to the host (a wait for the GPU) only every few batches on CUDA: enough for the
@@ -511,9 +466,9 @@ Status Trainer::State::EndEpoch() {
     }
     const double fitness = Fitness(r.map50, r.map);
     summary.results.push_back(r);
-    FFR_RETURN_IF_ERROR(WriteResultsCsv(save_dir() + "/results.csv", summary.results));
+    FFR_RETURN_IF_ERROR(WriteResultsCsv(save_dir() + "/results.csv", summary.results, opt.env));
     std::string plot;
-    PlotResults(summary.results, save_dir() + "/results.png", &plot);
+    PlotResults(summary.results, save_dir() + "/results.png", &plot, opt.env);
     if (fitness >= position.best_fitness) {  // v7.0's EarlyStopping and best.pt use >=
       position.best_fitness = fitness;
       position.best_epoch = epoch;
@@ -563,7 +518,7 @@ Status Trainer::State::Finish() {
     ValidationOutput vout;
     FFR_RETURN_IF_ERROR(final_validator->Run(*best_model, compute_loss.get(), /*half=*/amp, &vout));
     FFR_RETURN_IF_ERROR(
-        ffr::WriteFileAtomically(ffr::Env::Default(), save_dir() + "/predictions.json", vout.predictions_json));
+        ffr::WriteFileAtomically(opt.env, save_dir() + "/predictions.json", vout.predictions_json));
     summary.final_map50 = vout.result.metrics.map50;
     summary.final_map = vout.result.metrics.map;
     summary.final_coco = vout.result.coco;

@@ -92,8 +92,8 @@ ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, 
                              ModelConfig* out);
 ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* out);
 
-// `name_or_path` itself when it is an existing file, else the shipped
-// configs/models/<name>.yaml for "yolov5s" or "yolov5s.yaml".
+// ResolveConfig(name_or_path, "models") (config_path.h): an existing file, or
+// the shipped model "yolov5s" / "yolov5s.yaml".
 std::string ResolveModelYaml(const std::string& name_or_path);
 
 }  // namespace ffyolo

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ffr/env.h"
 #include "ffr/status.h"
 #include "ffyolo/dist_env.h"
 #include "ffyolo/results.h"
@@ -50,6 +51,8 @@ struct TrainOptions {
   int dist_timeout_s = 1800;              // longest wait in a collective (rank 0 validates meanwhile)
   // Resume: the last.pt to continue ("" = not resuming). Its saved options win.
   std::string resume;
+  // Every file of the run directory is written through it (tests inject faults); not saved in opt.yaml.
+  ffr::Env* env = ffr::Env::Default();
 
   // opt.yaml: the options that decide a run (not where its ranks run nor what it resumes).
   std::string ToYaml() const;

@@ -1,0 +1,57 @@
+// What `yolo-bench train` and `yolo-bench allreduce` measure: the training
+// step's ceiling on a batch already on the device, the same step fed by the
+// loader (the real pipeline), and the gradient all-reduce of one rank. Each
+// step is the Trainer's own (train_step.h): what is measured is what trains.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ffr/status.h"
+
+namespace ffyolo {
+
+struct TrainBenchOptions {
+  std::string cfg = "yolov5s";  // a shipped model name or a YAML path
+  int64_t nc = 80;              // classes (the dataset's when `data` is set)
+  int img_size = 640;
+  int batch_size = 64;
+  std::string device;           // as --device ("" = the first GPU, else the CPU)
+  bool amp = true;              // autocast on CUDA (never on the CPU)
+  int warmup_steps = 10;        // not timed: cuDNN's search, the allocator, the loader's first batches
+  int steps = 50;               // timed
+  // "": the ceiling, one batch of random pixels and boxes made on the device
+  // once. A packed dataset: the real pipeline, its training split through the
+  // loader (mosaic 640 with the default hyp) and the side-stream copies.
+  std::string data;
+  int workers = 8;              // loader threads
+};
+
+struct TrainBenchResult {
+  std::string device;             // "cuda:0", "cpu"
+  bool amp = false;
+  int64_t images = 0;             // trained in the timed steps
+  double seconds = 0;             // wall time of the timed steps, the device drained at both ends
+  double data_wait_seconds = 0;   // of which the training thread waited for the loader
+  double loader_cpu_seconds = 0;  // CPU time of the process outside the training thread (the loader's workers)
+  double peak_memory_gb = 0;      // CUDA memory reserved at the end (torch.cuda.memory_reserved)
+  double images_per_second() const { return seconds > 0 ? images / seconds : 0; }
+  double data_wait_share() const { return seconds > 0 ? data_wait_seconds / seconds : 0; }
+  double loader_samples_per_cpu_second() const { return loader_cpu_seconds > 0 ? images / loader_cpu_seconds : 0; }
+};
+
+ffr::Status BenchTraining(const TrainBenchOptions& options, TrainBenchResult* result);
+
+struct AllReduceBenchResult {
+  std::string backend;             // "nccl" on a GPU, "gloo" on the CPU
+  double init_seconds = 0;         // rendezvous and process group creation
+  int64_t bytes = 0;               // the model's gradients
+  double seconds_per_all_reduce = 0;
+};
+
+// One rank on this machine: joins a job of one (c10d over a local TCPStore),
+// then sums a buffer the size of `options.cfg`'s gradients `options.steps`
+// times in GradientSync's 25 MB buckets (all started, then waited for).
+ffr::Status BenchGradientAllReduce(const TrainBenchOptions& options, AllReduceBenchResult* result);
+
+}  // namespace ffyolo

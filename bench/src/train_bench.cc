@@ -1,0 +1,212 @@
+#include "ffyolo/train_bench.h"
+
+#include <torch/torch.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "ffyolo/batch_transfer.h"
+#include "ffyolo/communicator.h"
+#include "ffyolo/config_path.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/device.h"
+#include "ffyolo/ema.h"
+#include "ffyolo/exception_status.h"
+#include "ffyolo/grad_scaler.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/model.h"
+#include "ffyolo/train_step.h"
+
+namespace ffyolo {
+namespace {
+
+using ffr::Status;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double CpuSeconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Waits for the device's queued work, so that a clock read after it covers that work.
+void Drain(const c10::Device& device) {
+  if (device.is_cuda()) torch::zeros({1}, torch::TensorOptions().device(device)).cpu();
+}
+
+// The training side of a benchmark: the Trainer's model, loss, optimizer, scaler and EMA for one process.
+struct Training {
+  std::shared_ptr<YoloModel> model, ema_model;
+  std::unique_ptr<ModelEma> ema;
+  std::unique_ptr<ComputeLoss> loss;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<GradScaler> scaler;
+  TrainStepParts parts;
+};
+
+Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, const c10::Device& device, bool amp,
+                     Training* t) {
+  const std::string cfg = ResolveConfig(o.cfg, "models");
+  FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->model));
+  FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
+  t->model->to(device);
+  t->ema_model->to(device);
+  t->model->train();
+  t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
+  t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors);
+  std::string description;
+  t->optimizer = MakeOptimizer(*t->model, hyp, hyp.weight_decay, &description);
+  t->scaler = std::make_unique<GradScaler>(amp);
+  t->parts = TrainStepParts{t->model.get(), t->loss.get(), t->scaler.get(), t->optimizer.get(), t->ema.get(),
+                            nullptr,        amp,           1};
+  return Status::OK();
+}
+
+// A batch as the loader makes it, on the device: pixels in [0, 1], eight boxes per image.
+void RandomBatch(const TrainBenchOptions& o, int64_t nc, const c10::Device& device, torch::Tensor* images,
+                 torch::Tensor* targets) {
+  torch::manual_seed(0);
+  const auto on = torch::TensorOptions().device(device);
+  *images = torch::randint(0, 256, {o.batch_size, 3, o.img_size, o.img_size}, on.dtype(torch::kUInt8))
+                .to(torch::kFloat)
+                .div_(255);
+  const int64_t n = 8 * o.batch_size;
+  const torch::Tensor image = torch::arange(o.batch_size, on.dtype(torch::kFloat)).repeat_interleave(8).view({n, 1});
+  const torch::Tensor cls = torch::randint(0, nc, {n, 1}, on.dtype(torch::kFloat));
+  const torch::Tensor wh = torch::rand({n, 2}, on) * 0.3 + 0.02;
+  const torch::Tensor xy = wh / 2 + torch::rand({n, 2}, on) * (1 - wh);
+  *targets = torch::cat({image, cls, xy, wh}, 1);
+}
+
+Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
+  torch::Tensor images, targets;
+  RandomBatch(o, o.nc, device, &images, &targets);
+  for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
+  Drain(device);
+  const Clock::time_point start = Clock::now();
+  for (int i = 0; i < o.steps; ++i) TrainStep(t->parts, images, targets, true);
+  Drain(device);
+  r->seconds = Seconds(Clock::now() - start);
+  r->images = int64_t{o.steps} * o.batch_size;
+  return Status::OK();
+}
+
+Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& hyp, const c10::Device& device,
+                Training* t, TrainBenchResult* r) {
+  PinnedBatchAllocator pinned;
+  LoaderOptions lo;
+  lo.training = true;
+  lo.img_size = o.img_size;
+  lo.batch_size = o.batch_size;
+  lo.hyp = hyp;
+  lo.workers = o.workers;
+  lo.allocator = device.is_cuda() ? &pinned : nullptr;
+  std::string bad;
+  lo.on_bad_sample = [&bad](const std::string& m) { bad = m; };
+  std::unique_ptr<Loader> loader;
+  FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
+  BatchTransfer transfer(loader.get(), device);
+  int64_t epoch = 0, taken = 0;
+  FFR_RETURN_IF_ERROR(transfer.Start(epoch, 0));
+  // The next batch, into the next epoch when this one is done.
+  auto next = [&](DeviceBatch* batch) -> Status {
+    FFR_RETURN_IF_ERROR(transfer.Next(batch));
+    if (batch->host) return Status::OK();
+    FFR_RETURN_IF_ERROR(transfer.Start(++epoch, 0));
+    return transfer.Next(batch);
+  };
+  DeviceBatch batch;
+  for (int i = 0; i < o.warmup_steps; ++i) {
+    FFR_RETURN_IF_ERROR(next(&batch));
+    TrainStep(t->parts, batch.images, batch.targets, true);
+  }
+  Drain(device);
+  const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID), own0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  const Clock::time_point start = Clock::now();
+  for (int i = 0; i < o.steps; ++i) {
+    const Clock::time_point asked = Clock::now();
+    FFR_RETURN_IF_ERROR(next(&batch));
+    r->data_wait_seconds += Seconds(Clock::now() - asked);
+    taken += batch.images.size(0);
+    TrainStep(t->parts, batch.images, batch.targets, true);
+  }
+  Drain(device);
+  r->seconds = Seconds(Clock::now() - start);
+  r->loader_cpu_seconds = (CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0) - (CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - own0);
+  r->images = taken;
+  if (!bad.empty()) return Status::Corruption("the benchmark read a corrupt sample: " + bad);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
+  return StatusOrException([&]() -> Status {
+    *r = TrainBenchResult();
+    if (o.batch_size < 1 || o.img_size < 32 || o.img_size % 32 != 0 || o.steps < 1 || o.warmup_steps < 0 ||
+        o.workers < 1)
+      return Status::InvalidArgument("yolo-bench train: --batch, --steps and --workers must be positive, "
+                                     "--img a multiple of 32");
+    c10::Device device(c10::kCPU);
+    FFR_RETURN_IF_ERROR(SelectDevice(o.device, -1, &device));
+    if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // fixed-size batches, as the Trainer
+    r->device = device.str();
+    r->amp = o.amp && device.is_cuda();
+    Hyp hyp;
+    FFR_RETURN_IF_ERROR(Hyp::Load(ResolveConfig("hyp.scratch-low", "hyps"), &hyp));
+    std::unique_ptr<Dataset> dataset;
+    int64_t nc = o.nc;
+    if (!o.data.empty()) {
+      FFR_RETURN_IF_ERROR(Dataset::Open(o.data, &dataset));
+      nc = static_cast<int64_t>(dataset->num_classes());
+    }
+    Training t;
+    FFR_RETURN_IF_ERROR(SetUpTraining(o, nc, hyp, device, r->amp, &t));
+    FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));
+    r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);
+    return Status::OK();
+  });
+}
+
+Status BenchGradientAllReduce(const TrainBenchOptions& o, AllReduceBenchResult* r) {
+  return StatusOrException([&]() -> Status {
+    *r = AllReduceBenchResult();
+    if (o.steps < 1) return Status::InvalidArgument("yolo-bench allreduce: --steps must be positive");
+    c10::Device device(c10::kCPU);
+    FFR_RETURN_IF_ERROR(SelectDevice(o.device, -1, &device));
+    std::shared_ptr<YoloModel> model;
+    FFR_RETURN_IF_ERROR(BuildModel(ResolveConfig(o.cfg, "models"), o.nc, &model));
+    int64_t count = 0;
+    for (const torch::Tensor& p : model->parameters()) count += p.numel();
+    DistEnv env;
+    FFR_RETURN_IF_ERROR(PickFreePort(&env.master_port));
+    const Clock::time_point init = Clock::now();
+    std::unique_ptr<Communicator> comm;
+    FFR_RETURN_IF_ERROR(Communicator::Create(env, device.is_cuda() ? device.index() : -1, std::chrono::seconds(60),
+                                             &comm));
+    torch::Tensor grads = torch::ones({count}, torch::TensorOptions().device(device));
+    comm->AllReduceSum(grads);  // the first collective sets up the communicator's connections
+    r->init_seconds = Seconds(Clock::now() - init);
+    r->backend = comm->backend();
+    r->bytes = count * static_cast<int64_t>(sizeof(float));
+    const int64_t bucket = (25 << 20) / sizeof(float);
+    std::vector<torch::Tensor> buckets;
+    for (int64_t at = 0; at < count; at += bucket) buckets.push_back(grads.narrow(0, at, std::min(bucket, count - at)));
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < o.steps; ++i) {
+      for (torch::Tensor& b : buckets) comm->StartAllReduceSum(b);
+      comm->FinishPending();
+    }
+    Drain(device);
+    r->seconds_per_all_reduce = Seconds(Clock::now() - start) / o.steps;
+    return Status::OK();
+  });
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,75 @@
+// Image and box checks the packer runs on every image before storing it, and
+// `yolo-ffr verify` again on every stored one: a packed dataset should hold
+// only images that decode and boxes that lie in their image, so that training
+// never meets a broken sample.
+//
+// Per image, in this order:
+//   ImageInspector::Inspect  -> the encoding and real size of the bytes
+//   ApplyImageFacts          -> record them, checking the size the JSON gave
+//   CheckBoxes               -> clip or reject boxes against the image
+//   SetAreaFromBoxes         -> YOLO sources only (SourceImage::area_from_box)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ffyolo/record.h"
+
+namespace ffyolo {
+
+struct ImageFacts {
+  ImageEncoding encoding = ImageEncoding::kOther;
+  uint32_t width = 0, height = 0;  // 0 for kOther: unknown
+  int components = 0;              // colour channels; 0 for kOther
+  int jpeg_subsampling = -1;       // TJSAMP_*, -1 when not JPEG
+};
+
+// Reads image headers with TurboJPEG and, on request, decodes JPEGs fully.
+// Owns a TurboJPEG handle and a pixel buffer: use one per thread.
+class ImageInspector {
+ public:
+  ImageInspector();
+  ~ImageInspector();
+  ImageInspector(const ImageInspector&) = delete;
+  ImageInspector& operator=(const ImageInspector&) = delete;
+
+  // JPEG (by its SOI marker): the size from the header, and an end-of-image
+  // marker must end the data (up to a few bytes of padding), else "truncated
+  // JPEG". With `full_decode` the image is decoded too, and both decoder
+  // errors and decoder warnings (corrupt data libjpeg would paper over) fail.
+  // PNG (by its signature): the size from IHDR; the IEND chunk must end the
+  // data; never decoded. Anything else is kOther with an unknown size.
+  // `where` names the image in messages.
+  Status Inspect(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out);
+
+ private:
+  Status InspectJpeg(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out);
+
+  void* handle_;  // tjhandle
+  std::vector<unsigned char> pixels_;
+};
+
+// Sets info->encoding and info's size from `facts`. A size the source already
+// gave (COCO JSON) must equal the image's own; a kOther image needs the size
+// from the source.
+Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, RecordInfo* info);
+
+// A box edge may stick out of the image by this much of the image side (or
+// one pixel, whichever is more) and is then clipped to it: COCO's sub-pixel
+// overhangs and the rounding of 6-digit YOLO labels. Beyond that the box is
+// wrong.
+inline constexpr double kBoxClipTolerance = 0.01;
+
+// Checks info->boxes against the image (info->width/height must be known):
+// clips boxes within kBoxClipTolerance of the image (one warning per image),
+// rejects boxes further out, boxes with a non-finite value or no width or
+// height, and classes >= num_classes. Errors name `where`, the box and why.
+Status CheckBoxes(RecordInfo* info, size_t num_classes, const std::string& where,
+                  std::vector<std::string>* warnings);
+
+// area = w * h in pixels, for sources without COCO areas (YOLO labels).
+void SetAreaFromBoxes(RecordInfo* info);
+
+}  // namespace ffyolo

@@ -1,0 +1,74 @@
+// yolo-bench train and allreduce run the Trainer's step and count what they say they count.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "ffyolo/dataset.h"
+#include "ffyolo/train_bench.h"
+#include "test_dataset.h"
+
+namespace ffyolo {
+namespace {
+
+TrainBenchOptions Tiny() {
+  TrainBenchOptions o;
+  o.cfg = "yolov5n";
+  o.nc = 3;
+  o.img_size = 64;
+  o.batch_size = 2;
+  o.device = "cpu";
+  o.warmup_steps = 1;
+  o.steps = 3;
+  o.workers = 2;
+  return o;
+}
+
+TEST(TrainBenchTest, CeilingTrainsTheTimedSteps) {
+  TrainBenchResult r;
+  const ffr::Status s = BenchTraining(Tiny(), &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_FALSE(r.amp);  // never on the CPU
+  EXPECT_EQ(r.images, 6);
+  EXPECT_GT(r.images_per_second(), 0);
+  EXPECT_EQ(r.data_wait_seconds, 0);
+  EXPECT_EQ(r.peak_memory_gb, 0);
+}
+
+TEST(TrainBenchTest, PipelineCrossesEpochsAndTimesTheWaitForData) {
+  TrainBenchOptions o = Tiny();
+  o.data = testing::PackedSyntheticDataset();
+  o.batch_size = 16;
+  o.steps = 4;  // 48 training images: 3 batches per epoch, so the timed steps run into the next epochs
+  TrainBenchResult r;
+  const ffr::Status s = BenchTraining(o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.images, 64);
+  EXPECT_GT(r.data_wait_seconds, 0);
+  EXPECT_LE(r.data_wait_seconds, r.seconds);
+  EXPECT_GT(r.loader_cpu_seconds, 0);  // the workers decoded and augmented
+}
+
+TEST(TrainBenchTest, RefusesBadSizes) {
+  TrainBenchOptions o = Tiny();
+  o.img_size = 100;
+  TrainBenchResult r;
+  EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
+  o = Tiny();
+  o.device = "cuda:99";
+  EXPECT_FALSE(BenchTraining(o, &r).ok());
+}
+
+TEST(TrainBenchTest, AllReduceOfOneRankOverGloo) {
+  TrainBenchOptions o = Tiny();
+  AllReduceBenchResult r;
+  const ffr::Status s = BenchGradientAllReduce(o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.backend, "gloo");
+  EXPECT_GT(r.bytes, 4 * 1000000);  // yolov5n has about 1.8 million parameters
+  EXPECT_LT(r.bytes, 4 * 2000000);
+  EXPECT_GT(r.seconds_per_all_reduce, 0);
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -1,0 +1,99 @@
+#include "dataset/packed_coco128.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ffyolo/label_index.h"
+#include "ffyolo/manifest.h"
+#include "ffyolo/pack.h"
+#include "testing/test_env.h"
+
+namespace ffyolo::testing {
+
+namespace fs = std::filesystem;
+
+std::string PackCoco128(const std::string& dir) {
+  PackOptions options;
+  options.source = SharedPath("data/coco128");
+  options.output = dir + "/coco128.ffr";
+  options.scan.layout = SourceLayout::kCocoJson;
+  options.shards = 3;
+  options.threads = 2;
+  PackSummary summary;
+  const Status s = Pack(options, &summary);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return s.ok() ? options.output : "";
+}
+
+ScratchDir* PackedCoco128Test::scratch_ = nullptr;
+std::string PackedCoco128Test::packed_;
+
+void PackedCoco128Test::SetUpTestSuite() {
+  if (SharedPath("data/coco128").empty()) return;
+  scratch_ = new ScratchDir("packed");
+  packed_ = PackCoco128(scratch_->path());
+}
+
+void PackedCoco128Test::TearDownTestSuite() {
+  delete scratch_;
+  scratch_ = nullptr;
+  packed_.clear();
+}
+
+void PackedCoco128Test::SetUp() {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ASSERT_FALSE(packed_.empty()) << "packing coco128 failed";
+}
+
+void CopyTree(const std::string& from, const std::string& to) {
+  fs::copy(from, to, fs::copy_options::recursive);
+}
+
+ffr::ShardHeader ReadShardHeader(const std::string& shard) {
+  const std::string data = ReadFileToString(shard);
+  ffr::ShardHeader header;
+  const Status s = ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(data.data()), data.size(),
+                                         data.size(), /*verify_meta_crc=*/false, &header);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return header;
+}
+
+void FlipByte(const std::string& path, uint64_t offset) {
+  std::string data = ReadFileToString(path);
+  ASSERT_LT(offset, data.size()) << path;
+  data[offset] = static_cast<char>(~data[offset]);
+  ASSERT_TRUE(WriteStringToFile(path, data));
+}
+
+void BreakImageEnd(const std::string& shard, int64_t local) {
+  std::string data = ReadFileToString(shard);
+  const ffr::ShardHeader header = ReadShardHeader(shard);
+  ASSERT_LT(local, header.count());
+  const uint64_t end = header.offsets[local + 1];
+  ASSERT_EQ(data.substr(end - 2, 2), "\xFF\xD9") << "sample " << local << " does not end with a JPEG EOI";
+  data[end - 2] = data[end - 1] = 0;
+  std::vector<uint32_t> crcs = header.crcs;
+  crcs[local] = ffr::Crc32(data.data() + header.offsets[local], header.sample_size(local));
+  const std::vector<uint64_t> offsets(header.offsets.begin(), header.offsets.end() - 1);
+  const std::string encoded = ffr::EncodeShardHeader(crcs, offsets);
+  data.replace(0, encoded.size(), encoded);
+  ASSERT_TRUE(WriteStringToFile(shard, data));
+}
+
+void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx) {
+  const std::string path = split_dir + "/" + kLabelIndexFile;
+  LabelIndex original, rewritten;
+  const Status s = LabelIndex::ReadFile(path, &original);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_LT(sample, original.size());
+  ASSERT_GT(original.box_count(sample), 0u) << "sample " << sample << " has no box to shift";
+  for (size_t i = 0; i < original.size(); ++i) {
+    RecordInfo info = original.info(i);
+    if (i == sample) info.boxes[0].cx += dx;
+    rewritten.Add(info, original.image_bytes(i));
+  }
+  ASSERT_TRUE(rewritten.WriteFile(path).ok());
+}
+
+}  // namespace ffyolo::testing

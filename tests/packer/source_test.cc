@@ -1,0 +1,489 @@
+#include "ffyolo/source.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "dataset/tiny_images.h"
+#include "ffyolo/image_check.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+void WriteFile(const std::string& path, const std::string& content) {
+  fs::create_directories(fs::path(path).parent_path());
+  ASSERT_TRUE(testing::WriteStringToFile(path, content)) << path;
+}
+
+ScanOptions Layout(SourceLayout layout) {
+  ScanOptions options;
+  options.layout = layout;
+  return options;
+}
+
+size_t CountBoxes(const SourceSplit& split, bool crowd) {
+  size_t n = 0;
+  for (const SourceImage& image : split.images)
+    for (const Box& box : image.info.boxes) n += box.iscrowd == crowd;
+  return n;
+}
+
+// ---------------------------------------------------------------- coco128
+
+struct NamesYaml {
+  std::vector<std::string> names;
+  std::vector<int> category_ids;
+};
+
+NamesYaml ReadNamesYaml(const std::string& coco128) {
+  const YAML::Node yaml = YAML::LoadFile(coco128 + "/names.yaml");
+  NamesYaml out;
+  for (size_t k = 0; k < yaml["names"].size(); ++k) out.names.push_back(yaml["names"][k].as<std::string>());
+  out.category_ids = yaml["category_ids"].as<std::vector<int>>();
+  return out;
+}
+
+TEST(Coco128Test, JsonScan) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  SourceDataset ds;
+  ASSERT_TRUE(ScanSource(coco128, ScanOptions(), &ds).ok());
+  EXPECT_EQ(ds.layout, SourceLayout::kCocoJson);  // both layouts are there: auto prefers the JSON
+  ASSERT_EQ(ds.splits.size(), 1u);
+  const SourceSplit& split = ds.splits[0];
+  EXPECT_EQ(split.name, "train2017");
+  ASSERT_EQ(split.images.size(), 128u);
+  EXPECT_EQ(CountBoxes(split, false) + CountBoxes(split, true), 939u);
+  EXPECT_EQ(CountBoxes(split, true), 10u);
+  EXPECT_TRUE(split.orphan_labels.empty());
+
+  const NamesYaml yaml = ReadNamesYaml(coco128);
+  EXPECT_EQ(ds.class_names, yaml.names);
+  EXPECT_EQ(ds.category_ids, yaml.category_ids);
+
+  for (size_t i = 0; i < split.images.size(); ++i) {
+    const SourceImage& image = split.images[i];
+    EXPECT_TRUE(image.problem.ok()) << image.problem.ToString();
+    EXPECT_FALSE(image.area_from_box);
+    EXPECT_TRUE(fs::is_regular_file(image.path)) << image.path;
+    EXPECT_GT(image.info.width, 0u);
+    if (i > 0) {
+      EXPECT_LT(split.images[i - 1].info.image_id, image.info.image_id);
+    }
+  }
+  // 000000000009.jpg: id 9, 640x480, 8 boxes (README and its label file).
+  EXPECT_EQ(split.images[0].info.file_name, "000000000009.jpg");
+  EXPECT_EQ(split.images[0].info.image_id, 9);
+  EXPECT_EQ(split.images[0].info.width, 640u);
+  EXPECT_EQ(split.images[0].info.height, 480u);
+  EXPECT_EQ(split.images[0].info.boxes.size(), 8u);
+}
+
+TEST(Coco128Test, YoloScan) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  SourceDataset ds;
+  ASSERT_TRUE(ScanSource(coco128, Layout(SourceLayout::kYoloTxt), &ds).ok());
+  EXPECT_EQ(ds.layout, SourceLayout::kYoloTxt);
+  ASSERT_EQ(ds.splits.size(), 1u);
+  const SourceSplit& split = ds.splits[0];
+  ASSERT_EQ(split.images.size(), 128u);
+  EXPECT_EQ(CountBoxes(split, false), 941u - 12u);  // the 12 rows of the orphans are not anyone's
+  EXPECT_EQ(CountBoxes(split, true), 0u);
+  ASSERT_EQ(split.orphan_labels.size(), 2u);
+  EXPECT_THAT(split.orphan_labels[0], EndsWith("labels/train2017/000000000656.txt"));
+  EXPECT_THAT(split.orphan_labels[1], EndsWith("labels/train2017/000000000659.txt"));
+
+  const NamesYaml yaml = ReadNamesYaml(coco128);
+  EXPECT_EQ(ds.class_names, yaml.names);
+  EXPECT_EQ(ds.category_ids, yaml.category_ids);
+
+  std::vector<std::string> background;
+  for (const SourceImage& image : split.images) {
+    EXPECT_TRUE(image.problem.ok()) << image.problem.ToString();
+    EXPECT_TRUE(image.area_from_box);
+    EXPECT_EQ(image.info.width, 0u);  // only the image knows
+    EXPECT_EQ(image.info.image_id, std::stoll(fs::path(image.info.file_name).stem().string()));
+    if (image.label_path.empty()) {
+      EXPECT_TRUE(image.info.boxes.empty());
+      background.push_back(image.info.file_name);
+    }
+  }
+  EXPECT_THAT(background, ElementsAre("000000000250.jpg", "000000000508.jpg"));
+}
+
+TEST(Coco128Test, JsonBoxesEqualYoloBoxes) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  SourceDataset json, yolo;
+  ASSERT_TRUE(ScanSource(coco128, Layout(SourceLayout::kCocoJson), &json).ok());
+  ASSERT_TRUE(ScanSource(coco128, Layout(SourceLayout::kYoloTxt), &yolo).ok());
+  std::map<std::string, const SourceImage*> yolo_by_name;
+  for (const SourceImage& image : yolo.splits[0].images) yolo_by_name[image.info.file_name] = &image;
+  ASSERT_EQ(yolo_by_name.size(), json.splits[0].images.size());
+
+  for (const SourceImage& image : json.splits[0].images) {
+    ASSERT_TRUE(yolo_by_name.count(image.info.file_name)) << image.info.file_name;
+    const SourceImage& other = *yolo_by_name[image.info.file_name];
+    EXPECT_EQ(other.info.image_id, image.info.image_id);
+    std::vector<Box> expected;
+    for (const Box& box : image.info.boxes)
+      if (!box.iscrowd) expected.push_back(box);
+    ASSERT_EQ(other.info.boxes.size(), expected.size()) << image.info.file_name;
+    std::vector<bool> used(expected.size(), false);
+    for (const Box& box : other.info.boxes) {
+      bool found = false;
+      for (size_t k = 0; k < expected.size() && !found; ++k) {
+        const Box& e = expected[k];
+        found = !used[k] && e.class_index == box.class_index && std::fabs(e.cx - box.cx) < 1e-5 &&
+                std::fabs(e.cy - box.cy) < 1e-5 && std::fabs(e.w - box.w) < 1e-5 && std::fabs(e.h - box.h) < 1e-5;
+        if (found) used[k] = true;
+      }
+      EXPECT_TRUE(found) << image.info.file_name << ": YOLO box class " << box.class_index << " at " << box.cx
+                         << "," << box.cy << " has no JSON twin";
+    }
+  }
+}
+
+TEST(Coco128Test, UnknownSplitIsNamed) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  ScanOptions options;
+  options.splits = {"val2017"};
+  SourceDataset ds;
+  const Status s = ScanSource(coco128, options, &ds);
+  ASSERT_TRUE(s.IsNotFound());
+  EXPECT_THAT(s.message(), HasSubstr("split 'val2017' not found"));
+  EXPECT_THAT(s.message(), HasSubstr("instances_val2017.json"));
+  EXPECT_THAT(s.message(), HasSubstr("found: train2017"));
+}
+
+TEST(Coco128Test, ScannedImagesPassTheImageChecks) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  SourceDataset ds;
+  ASSERT_TRUE(ScanSource(coco128, ScanOptions(), &ds).ok());
+  ImageInspector inspector;
+  size_t gray = 0;
+  for (SourceImage& image : ds.splits[0].images) {
+    ImageFacts facts;
+    ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, true, &facts).ok());
+    ASSERT_TRUE(ApplyImageFacts(facts, image.path, &image.info).ok()) << image.path;
+    std::vector<std::string> warnings;
+    ASSERT_TRUE(CheckBoxes(&image.info, ds.class_names.size(), image.path, &warnings).ok()) << image.path;
+    gray += facts.components == 1;
+  }
+  EXPECT_EQ(gray, 1u);  // 000000000086.jpg
+}
+
+// ---------------------------------------------------------------- layouts
+
+TEST(ScanSourceTest, NoLayoutSaysWhatWasLookedFor) {
+  ScratchDir dir("empty");
+  SourceDataset ds;
+  const Status s = ScanSource(dir.path(), ScanOptions(), &ds);
+  ASSERT_TRUE(s.IsNotFound());
+  EXPECT_THAT(s.message(), HasSubstr(dir.path()));
+  EXPECT_THAT(s.message(), HasSubstr("annotations/instances_<split>.json"));
+  EXPECT_THAT(s.message(), HasSubstr("labels/<split>/"));
+}
+
+// ---------------------------------------------------------------- COCO JSON
+
+// A tiny COCO tree: root/annotations/instances_train.json, root/images/train/.
+class CocoJsonTest : public ::testing::Test {
+ protected:
+  CocoJsonTest() : dir_("coco") {}
+
+  std::string JsonPath() const { return dir_ / "annotations/instances_train.json"; }
+
+  Status Scan(const std::string& json) {
+    WriteFile(JsonPath(), json);
+    fs::create_directories(dir_ / "images/train");
+    return ScanSource(dir_.path(), ScanOptions(), &ds_);
+  }
+
+  ScratchDir dir_;
+  SourceDataset ds_;
+};
+
+const char kGoodJson[] = R"({
+  "info": {"year": 2017}, "licenses": [],
+  "images": [{"id": 7, "file_name": "7.jpg", "width": 40, "height": 30},
+             {"id": 2, "file_name": "2.jpg", "width": 20, "height": 10}],
+  "annotations": [
+    {"id": 100, "image_id": 7, "category_id": 5, "bbox": [4, 3, 8, 6], "area": 40.5, "iscrowd": 0,
+     "segmentation": [[4, 3, 12, 3, 12, 9]]},
+    {"id": 101, "image_id": 2, "category_id": 3, "bbox": [0, 0, 20, 10], "area": 150, "iscrowd": 1,
+     "segmentation": {"counts": [0, 200], "size": [10, 20]}},
+    {"id": 102, "image_id": 7, "category_id": 3, "bbox": [10, 10, 0, 5], "area": 0, "iscrowd": 0}],
+  "categories": [{"id": 5, "name": "cat"}, {"id": 3, "name": "dog"}]
+})";
+
+TEST_F(CocoJsonTest, ConvertsTheCocoConventions) {
+  ASSERT_TRUE(Scan(kGoodJson).ok());
+  EXPECT_EQ(ds_.layout, SourceLayout::kCocoJson);
+  EXPECT_THAT(ds_.class_names, ElementsAre("dog", "cat"));  // sorted by category id
+  EXPECT_THAT(ds_.category_ids, ElementsAre(3, 5));
+  ASSERT_EQ(ds_.splits.size(), 1u);
+  const SourceSplit& split = ds_.splits[0];
+  EXPECT_EQ(split.name, "train");
+  ASSERT_EQ(split.images.size(), 2u);
+
+  const SourceImage& first = split.images[0];  // sorted by image id
+  EXPECT_EQ(first.info.image_id, 2);
+  EXPECT_EQ(first.path, dir_.path() + "/images/train/2.jpg");
+  ASSERT_EQ(first.info.boxes.size(), 1u);
+  EXPECT_TRUE(first.info.boxes[0].iscrowd);  // crowd boxes are kept
+  EXPECT_EQ(first.info.boxes[0].class_index, 0);
+  EXPECT_FLOAT_EQ(first.info.boxes[0].w, 1.0f);
+
+  const SourceImage& second = split.images[1];
+  EXPECT_EQ(second.info.image_id, 7);
+  EXPECT_EQ(second.info.file_name, "7.jpg");
+  EXPECT_EQ(second.info.width, 40u);
+  EXPECT_EQ(second.info.height, 30u);
+  ASSERT_EQ(second.info.boxes.size(), 1u);  // the empty bbox of 102 is dropped
+  const Box& box = second.info.boxes[0];
+  EXPECT_EQ(box.class_index, 1);
+  EXPECT_FALSE(box.iscrowd);
+  EXPECT_FLOAT_EQ(box.cx, (4 + 4) / 40.0f);
+  EXPECT_FLOAT_EQ(box.cy, (3 + 3) / 30.0f);
+  EXPECT_FLOAT_EQ(box.w, 8 / 40.0f);
+  EXPECT_FLOAT_EQ(box.h, 6 / 30.0f);
+  EXPECT_FLOAT_EQ(box.area, 40.5f);
+  ASSERT_EQ(ds_.warnings.size(), 1u);
+  EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: dropped 1 annotations"));
+}
+
+TEST_F(CocoJsonTest, TruncatedJsonNamesFileAndPosition) {
+  const std::string json = kGoodJson;
+  const Status s = Scan(json.substr(0, json.size() / 2));
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(JsonPath()));
+  EXPECT_THAT(s.message(), HasSubstr("malformed or truncated JSON at byte"));
+}
+
+TEST_F(CocoJsonTest, MissingImagesArray) {
+  const Status s = Scan(R"({"annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(JsonPath() + ": has no \"images\" array"));
+}
+
+TEST_F(CocoJsonTest, MissingFieldNamesTheEntry) {
+  const Status s = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4},
+                                       {"id": 9, "file_name": "9.jpg", "height": 4}],
+                            "annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(JsonPath() + ": images[1] (id 9)"));
+  EXPECT_THAT(s.message(), HasSubstr("\"width\""));
+
+  const Status bbox = Scan(R"({"images": [], "categories": [{"id": 1, "name": "a"}],
+                               "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1, 2]}]})");
+  ASSERT_FALSE(bbox.ok());
+  EXPECT_THAT(bbox.message(), HasSubstr("annotations[0] (id 5) has no \"bbox\""));
+}
+
+TEST_F(CocoJsonTest, AnnotationOfUnknownImageIsAnOrphan) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 99, "category_id": 1, "bbox": [0, 0, 1, 1]}]})")
+                  .ok());
+  const SourceSplit& split = ds_.splits[0];
+  ASSERT_EQ(split.orphan_labels.size(), 1u);
+  EXPECT_THAT(split.orphan_labels[0], HasSubstr("annotation id 5 (image_id 99 is not in \"images\")"));
+  EXPECT_TRUE(split.images[0].info.boxes.empty());
+}
+
+TEST_F(CocoJsonTest, UnknownCategoryIsAnImageProblem) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4},
+                                  {"id": 2, "file_name": "2.jpg", "width": 4, "height": 4}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1]},
+                                       {"id": 6, "image_id": 1, "category_id": 12, "bbox": [0, 0, 1, 1]},
+                                       {"id": 7, "image_id": 2, "category_id": 1, "bbox": [0, 0, 1, 1]}]})")
+                  .ok());
+  const SourceSplit& split = ds_.splits[0];
+  EXPECT_FALSE(split.images[0].problem.ok());
+  EXPECT_THAT(split.images[0].problem.message(), HasSubstr("annotation id 6 (image 1.jpg): unknown category_id 12"));
+  EXPECT_TRUE(split.images[0].info.boxes.empty());
+  EXPECT_TRUE(split.images[1].problem.ok());
+  EXPECT_EQ(split.images[1].info.boxes.size(), 1u);
+}
+
+TEST_F(CocoJsonTest, ImageSizeDifferentFromTheJsonIsCaught) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 30, "height": 40}],
+                       "categories": [{"id": 1, "name": "a"}], "annotations": []})")
+                  .ok());
+  WriteFile(dir_ / "images/train/1.jpg", testing::MakeJpeg(40, 30, 3));
+  SourceImage& image = ds_.splits[0].images[0];
+  ImageInspector inspector;
+  ImageFacts facts;
+  ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, false, &facts).ok());
+  const Status s = ApplyImageFacts(facts, image.path, &image.info);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(image.path + ": the image is 40x30 but the annotations say 30x40"));
+}
+
+// ---------------------------------------------------------------- YOLO txt
+
+// A tiny Ultralytics tree: root/images/train/*.jpg, root/labels/train/*.txt.
+class YoloTxtTest : public ::testing::Test {
+ protected:
+  YoloTxtTest() : dir_("yolo") {}
+
+  void AddImage(const std::string& name) { WriteFile(dir_ / ("images/train/" + name), jpeg_); }
+  void AddLabel(const std::string& stem, const std::string& rows) {
+    WriteFile(dir_ / ("labels/train/" + stem + ".txt"), rows);
+  }
+  std::string LabelPath(const std::string& stem) const { return dir_ / ("labels/train/" + stem + ".txt"); }
+
+  // Scans, expecting one image, and returns its problem.
+  Status ScanOneImageProblem(const std::string& rows) {
+    AddImage("a.jpg");
+    AddLabel("a", rows);
+    const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok() || ds_.splits.empty() || ds_.splits[0].images.size() != 1) return s;
+    return ds_.splits[0].images[0].problem;
+  }
+
+  ScratchDir dir_;
+  SourceDataset ds_;
+  const std::string jpeg_ = testing::MakeJpeg(8, 8, 3);
+};
+
+TEST_F(YoloTxtTest, ReadsImagesLabelsAndNames) {
+  WriteFile(dir_ / "data.yaml", "names: {0: cat, 1: dog}\ncategory_ids: [17, 18]\n");
+  AddImage("b.jpg");
+  AddImage("a.PNG");  // extensions are case-insensitive
+  AddImage("notes.txt");
+  AddLabel("a", "1 0.5 0.5 0.25 0.5\n\n0 0.1 0.2 0.1 0.2\r\n");
+  AddLabel("b", "");  // empty: background
+  ASSERT_TRUE(ScanSource(dir_.path(), ScanOptions(), &ds_).ok());
+  EXPECT_EQ(ds_.layout, SourceLayout::kYoloTxt);
+  EXPECT_THAT(ds_.class_names, ElementsAre("cat", "dog"));
+  EXPECT_THAT(ds_.category_ids, ElementsAre(17, 18));
+  const SourceSplit& split = ds_.splits[0];
+  ASSERT_EQ(split.images.size(), 2u);
+  const SourceImage& a = split.images[0];
+  EXPECT_EQ(a.info.file_name, "a.PNG");
+  EXPECT_EQ(a.path, dir_.path() + "/images/train/a.PNG");
+  EXPECT_EQ(a.label_path, LabelPath("a"));
+  EXPECT_EQ(a.info.image_id, 1);  // stems are not integers: positions
+  ASSERT_EQ(a.info.boxes.size(), 2u);
+  EXPECT_EQ(a.info.boxes[0].class_index, 1);
+  EXPECT_FLOAT_EQ(a.info.boxes[0].w, 0.25f);
+  EXPECT_FLOAT_EQ(a.info.boxes[1].cy, 0.2f);
+  EXPECT_EQ(split.images[1].info.image_id, 2);
+  EXPECT_TRUE(split.images[1].info.boxes.empty());
+  EXPECT_TRUE(split.images[1].problem.ok());
+}
+
+TEST_F(YoloTxtTest, IntegerStemsAreImageIds) {
+  AddImage("000000000042.jpg");
+  AddImage("7.jpg");
+  ASSERT_TRUE(fs::create_directories(dir_ / "labels/train"));
+  ASSERT_TRUE(ScanSource(dir_.path(), ScanOptions(), &ds_).ok());
+  ASSERT_EQ(ds_.splits[0].images.size(), 2u);
+  EXPECT_EQ(ds_.splits[0].images[0].info.image_id, 42);
+  EXPECT_EQ(ds_.splits[0].images[1].info.image_id, 7);
+}
+
+TEST_F(YoloTxtTest, WithoutYamlClassesComeFromTheLabels) {
+  ASSERT_TRUE(ScanOneImageProblem("2 0.5 0.5 0.1 0.1\n").ok());
+  EXPECT_THAT(ds_.class_names, ElementsAre("0", "1", "2"));
+  EXPECT_THAT(ds_.category_ids, ElementsAre(1, 2, 3));
+  ASSERT_FALSE(ds_.warnings.empty());
+  EXPECT_THAT(ds_.warnings.back(), HasSubstr("no data YAML"));
+}
+
+TEST_F(YoloTxtTest, CocoNamesGetCocoCategoryIds) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  // names.yaml without its category_ids: the 80 COCO names alone must map to COCO's ids.
+  const YAML::Node names = YAML::LoadFile(coco128 + "/names.yaml")["names"];
+  YAML::Emitter yaml;
+  yaml << YAML::BeginMap << YAML::Key << "names" << YAML::Value << names << YAML::EndMap;
+  WriteFile(dir_ / "data.yaml", yaml.c_str());
+  ASSERT_TRUE(ScanOneImageProblem("0 0.5 0.5 0.1 0.1\n").ok());
+  EXPECT_EQ(ds_.category_ids, ReadNamesYaml(coco128).category_ids);
+}
+
+TEST_F(YoloTxtTest, PolygonRowBecomesItsBoundingBox) {
+  const Status s = ScanOneImageProblem("0 0.1 0.2 0.5 0.3 0.3 0.6\n");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const Box& box = ds_.splits[0].images[0].info.boxes.at(0);
+  EXPECT_FLOAT_EQ(box.cx, 0.3f);
+  EXPECT_FLOAT_EQ(box.cy, 0.4f);
+  EXPECT_FLOAT_EQ(box.w, 0.4f);
+  EXPECT_FLOAT_EQ(box.h, 0.4f);
+}
+
+TEST_F(YoloTxtTest, DuplicateRowsAreRemovedWithAWarning) {
+  ASSERT_TRUE(ScanOneImageProblem("0 0.5 0.5 0.1 0.1\n1 0.5 0.5 0.1 0.1\n0 0.5 0.5 0.1 0.1\n").ok());
+  EXPECT_EQ(ds_.splits[0].images[0].info.boxes.size(), 2u);
+  EXPECT_THAT(ds_.warnings, ::testing::Contains(LabelPath("a") + ": 1 duplicate rows removed"));
+}
+
+TEST_F(YoloTxtTest, WrongFieldCount) {
+  const Status s = ScanOneImageProblem("0 0.5 0.5 0.1 0.1\n0 0.5 0.5 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":2: expected 5 fields"));
+  EXPECT_TRUE(ds_.splits[0].images[0].info.boxes.empty());
+}
+
+TEST_F(YoloTxtTest, NonNumber) {
+  const Status s = ScanOneImageProblem("0 0.5 abc 0.1 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: 'abc' is not a number"));
+}
+
+TEST_F(YoloTxtTest, NegativeValue) {
+  const Status s = ScanOneImageProblem("0 0.5 -0.5 0.1 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: negative value -0.5"));
+}
+
+TEST_F(YoloTxtTest, CoordinateAboveOne) {
+  const Status s = ScanOneImageProblem("0 1.5 0.5 0.1 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: coordinate 1.5 > 1"));
+}
+
+TEST_F(YoloTxtTest, ClassOutOfRange) {
+  WriteFile(dir_ / "data.yaml", "nc: 2\nnames: [cat, dog]\n");
+  const Status s = ScanOneImageProblem("1 0.5 0.5 0.1 0.1\n2 0.5 0.5 0.1 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":2: class 2 is out of range (nc=2)"));
+}
+
+TEST_F(YoloTxtTest, BadYamlIsAnError) {
+  WriteFile(dir_ / "data.yaml", "nc: 3\nnames: [cat, dog]\n");
+  AddImage("a.jpg");
+  AddLabel("a", "");
+  const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(dir_ / "data.yaml" + ": nc is 3 but `names` has 2 entries"));
+}
+
+TEST_F(YoloTxtTest, LabelWithoutImageIsAnOrphan) {
+  AddImage("a.jpg");
+  AddLabel("a", "0 0.5 0.5 0.1 0.1\n");
+  AddLabel("lost", "0 0.5 0.5 0.1 0.1\n");
+  ASSERT_TRUE(ScanSource(dir_.path(), ScanOptions(), &ds_).ok());
+  EXPECT_THAT(ds_.splits[0].orphan_labels, ElementsAre(LabelPath("lost")));
+  EXPECT_EQ(ds_.splits[0].images.size(), 1u);
+}
+
+TEST_F(YoloTxtTest, JsonLayoutAbsentIsAnErrorWhenAskedFor) {
+  AddImage("a.jpg");
+  AddLabel("a", "");
+  const Status s = ScanSource(dir_.path(), Layout(SourceLayout::kCocoJson), &ds_);
+  ASSERT_TRUE(s.IsNotFound());
+  EXPECT_THAT(s.message(), HasSubstr("no COCO JSON dataset: looked for annotations/instances_<split>.json"));
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -1,0 +1,201 @@
+// The Trainer's stages driven one by one: an epoch moves the position and
+// writes what an epoch end writes, a stop inside an epoch or at its end saves
+// a last.pt that a new Trainer resumes to the same weights as a run that never
+// stopped, and a finished run validates best.pt.
+#include "ffyolo/trainer.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ffyolo/checkpoint.h"
+#include "ffyolo/model.h"
+#include "ffyolo/results.h"
+#include "testing/faulty_env.h"
+#include "testing/test_env.h"
+#include "tiny_training.h"
+
+namespace ffyolo {
+namespace {
+
+using testing::LossRecorder;
+using testing::TinyTrainOptions;
+
+// Records the order of the stage callbacks.
+class StageRecorder : public LossRecorder {
+ public:
+  std::vector<std::string> events;
+  std::string best_weights;
+
+  void OnTrainStart(const TrainStart& s) override {
+    events.push_back("start " + std::to_string(s.start_epoch) + "/" + std::to_string(s.first_batch));
+  }
+  void OnTrainEpochStart(int64_t epoch, int64_t, int64_t, int64_t first) override {
+    events.push_back("epoch " + std::to_string(epoch) + " from " + std::to_string(first));
+  }
+  void OnTrainEpochEnd(int64_t epoch) override { events.push_back("batches done " + std::to_string(epoch)); }
+  void OnFitEpochEnd(const FitEpochEnd& e) override {
+    events.push_back("fit " + std::to_string(e.result.epoch) + (e.validated ? " validated" : ""));
+  }
+  void OnTrainEnd(const TrainEnd& end) override {
+    events.push_back("end");
+    best_weights = end.best_weights;
+  }
+};
+
+void ExpectSameWeights(YoloModel& a, YoloModel& b, const char* what) {
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (const auto& p : pa) {
+    const torch::Tensor q = pb[p.key()];
+    EXPECT_TRUE(torch::allclose(p.value(), q, 1e-5, 1e-6)) << what << " " << p.key() << " differs by "
+                                                            << (p.value() - q).abs().max().item<double>();
+  }
+}
+
+TEST(TrainerTest, EachStageMovesThePositionAndReports) {
+  testing::ScratchDir dir("stages");
+  StageRecorder recorder;
+  std::unique_ptr<Trainer> t;
+  ffr::Status s = Trainer::Create(TinyTrainOptions(dir / "runs", 2), &recorder, &t);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(t->position().epoch, 0);
+  EXPECT_EQ(t->position().next_batch, 0);
+  EXPECT_FALSE(t->done());
+
+  ASSERT_TRUE(t->RunEpoch().ok());
+  EXPECT_EQ(t->position().epoch, 0);  // until EndEpoch
+  EXPECT_EQ(t->position().next_batch, 4);
+  EXPECT_EQ(recorder.items.size(), 4u);
+  EXPECT_GT(t->position().ema_updates, 0);
+
+  ASSERT_TRUE(t->EndEpoch().ok());
+  EXPECT_EQ(t->position().epoch, 1);
+  EXPECT_EQ(t->position().next_batch, 0);
+  EXPECT_EQ(t->summary().epochs_run, 1);
+  const std::string run = t->summary().save_dir;
+  std::vector<EpochResult> rows;
+  ASSERT_TRUE(ReadResultsCsv(run + "/results.csv", &rows).ok());
+  EXPECT_EQ(rows.size(), 1u);
+  CheckpointInfo last;
+  ASSERT_TRUE(ReadCheckpointInfo(run + "/weights/last.pt", &last).ok());
+  EXPECT_EQ(last.epoch, 0);
+  EXPECT_EQ(last.next_batch, 0);
+  EXPECT_EQ(last.ema_updates, t->position().ema_updates);
+
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_TRUE(t->EndEpoch().ok());
+  EXPECT_TRUE(t->done());
+  EXPECT_TRUE(t->RunEpoch().IsInvalidArgument());
+  ASSERT_TRUE(t->Finish().ok());
+  EXPECT_EQ(recorder.best_weights, run + "/weights/best.pt");
+  const std::vector<std::string> expected = {"start 0/0",      "epoch 0 from 0", "batches done 0",
+                                             "fit 0",          "epoch 1 from 0", "batches done 1",
+                                             "fit 1 validated", "end"};  // --noval validates the final epoch
+  EXPECT_EQ(recorder.events, expected);
+}
+
+// Every file of the run goes through TrainOptions::env: when the disk fails at the second epoch's end, the run
+// stops with the file named, and the first epoch's results.csv and last.pt stay whole.
+TEST(TrainerTest, AFailingDiskAtAnEpochEndKeepsThePreviousEpochsFiles) {
+  testing::ScratchDir dir("disk_fault");
+  testing::FaultyEnv env;
+  TrainOptions o = TinyTrainOptions(dir / "runs", 3);
+  o.env = &env;
+  std::unique_ptr<Trainer> t;
+  ffr::Status s = Trainer::Create(o, nullptr, &t);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(env.calls(testing::WriteOp::kRename), 2);  // hyp.yaml, opt.yaml
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_TRUE(t->EndEpoch().ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  env.FailFrom(testing::WriteOp::kRename, env.calls(testing::WriteOp::kRename));  // every rename from now on
+  s = t->EndEpoch();
+  ASSERT_FALSE(s.ok());
+  ASSERT_FALSE(env.failed_path().empty());
+  EXPECT_NE(s.ToString().find(env.failed_path()), std::string::npos) << s.ToString();
+  const std::string run = t->summary().save_dir;
+  std::vector<EpochResult> rows;
+  ASSERT_TRUE(ReadResultsCsv(run + "/results.csv", &rows).ok());
+  EXPECT_EQ(rows.size(), 1u);
+  CheckpointInfo last;
+  ASSERT_TRUE(ReadCheckpointInfo(run + "/weights/last.pt", &last).ok());
+  EXPECT_EQ(last.epoch, 0);
+}
+
+TEST(TrainerTest, AStopInsideAnEpochResumesToTheSameWeights) {
+  testing::ScratchDir dir("stage_resume");
+  std::unique_ptr<Trainer> reference;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "a", 2), nullptr, &reference).ok());
+  ASSERT_TRUE(reference->RunEpoch().ok());
+
+  LossRecorder stopper;
+  stopper.on_batch = [](int64_t, int64_t batch) {
+    if (batch == 1) RequestTrainingStop();
+  };
+  std::unique_ptr<Trainer> stopped;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "b", 2), &stopper, &stopped).ok());
+  ffr::Status s = stopped->RunEpoch();
+  ClearTrainingStop();
+  ASSERT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_EQ(stopped->position().next_batch, 2);  // right after the optimizer step of batch 1
+  const std::string last = stopped->summary().save_dir + "/weights/last.pt";
+  CheckpointInfo info;
+  ASSERT_TRUE(ReadCheckpointInfo(last, &info).ok());
+  EXPECT_EQ(info.epoch, -1);
+  EXPECT_EQ(info.next_batch, 2);
+
+  TrainOptions resume;
+  resume.resume = last;
+  LossRecorder rest;
+  std::unique_ptr<Trainer> resumed;
+  s = Trainer::Create(resume, &rest, &resumed);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(resumed->options().epochs, 2);  // the checkpoint's options
+  EXPECT_EQ(resumed->position().epoch, 0);
+  EXPECT_EQ(resumed->position().next_batch, 2);
+  EXPECT_EQ(resumed->position().last_opt_step, stopped->position().last_opt_step);
+  ASSERT_TRUE(resumed->RunEpoch().ok());
+  EXPECT_EQ(rest.items.size(), 2u);  // batches 2 and 3 only
+  EXPECT_EQ(resumed->position().ema_updates, reference->position().ema_updates);
+  ExpectSameWeights(resumed->model(), reference->model(), "model");
+  ExpectSameWeights(resumed->ema(), reference->ema(), "EMA");
+}
+
+TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
+  testing::ScratchDir dir("stage_epoch_stop");
+  LossRecorder stopper;
+  stopper.on_batch = [](int64_t, int64_t batch) {
+    if (batch == 3) RequestTrainingStop();  // the epoch's last batch: honoured after its end
+  };
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "runs", 3), &stopper, &t).ok());
+  ffr::Status s = t->RunEpoch();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  s = t->EndEpoch();
+  ClearTrainingStop();
+  ASSERT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_NE(s.message().find("--resume"), std::string::npos) << s.message();
+
+  TrainOptions resume;
+  resume.resume = t->summary().save_dir + "/weights/last.pt";
+  std::unique_ptr<Trainer> resumed;
+  ASSERT_TRUE(Trainer::Create(resume, nullptr, &resumed).ok());
+  EXPECT_EQ(resumed->position().epoch, 1);
+  EXPECT_EQ(resumed->position().next_batch, 0);
+  EXPECT_EQ(resumed->summary().results.size(), 1u);  // results.csv's rows so far
+}
+
+TEST(TrainerTest, BadOptionsAreRefusedBeforeAnyWork) {
+  testing::ScratchDir dir("stage_bad");
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.batch_size = 0;
+  std::unique_ptr<Trainer> t;
+  EXPECT_TRUE(Trainer::Create(o, nullptr, &t).IsInvalidArgument());
+  o = TinyTrainOptions(dir / "runs", 1);
+  o.device = "tpu";
+  EXPECT_FALSE(Trainer::Create(o, nullptr, &t).ok());
+  EXPECT_EQ(t, nullptr);
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -1,0 +1,71 @@
+#include "ffyolo/train_step.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "ffyolo/ema.h"
+#include "ffyolo/grad_scaler.h"
+#include "ffyolo/gradient_sync.h"
+#include "ffyolo/model.h"
+#include "ffyolo/torch_compat.h"
+
+namespace ffyolo {
+namespace {
+
+// clip_grad_norm_(max_norm) as torch.nn.utils computes it, on the device: no host sync.
+void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  std::vector<torch::Tensor> grads, norms;
+  for (const torch::Tensor& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return;
+  for (const torch::Tensor& g : grads) norms.push_back(g.detach().norm(2));
+  const torch::Tensor total = torch::stack(norms).norm(2);
+  const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (torch::Tensor& g : grads) g.detach().mul_(coef.to(g.device()));
+}
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const YoloModel& model, const Hyp& hyp, double weight_decay,
+                                                       std::string* description) {
+  const ParameterGroups groups = SplitParameterGroups(model);
+  auto sgd = [&](double wd) {
+    return std::make_unique<torch::optim::SGDOptions>(
+        torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.emplace_back(groups.biases, sgd(0.0));
+  param_groups.emplace_back(groups.decayed_weights, sgd(weight_decay));
+  param_groups.emplace_back(groups.bn_weights, sgd(0.0));
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias",
+                hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(), weight_decay, groups.biases.size());
+  *description = line;
+  return std::make_unique<torch::optim::SGD>(param_groups, torch::optim::SGDOptions(hyp.lr0));
+}
+
+LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets, bool update) {
+  if (parts.amp) compat::SetCudaAutocast(true);
+  DetectOutput out = parts.model->forward(images);
+  if (parts.amp) compat::SetCudaAutocast(false);
+  LossOutput loss = (*parts.loss)(out.raw, targets);
+  // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
+  const torch::Tensor total = parts.world > 1 ? loss.total * parts.world : loss.total;
+  if (parts.gradient_sync) parts.gradient_sync->Prepare(update);  // accumulation steps do not communicate
+  parts.scaler->Scale(total).backward();
+  if (parts.gradient_sync) parts.gradient_sync->Finish();
+  if (update) {
+    parts.scaler->Unscale(*parts.optimizer);
+    ClipGradNorm(parts.model->parameters(), 10.0);
+    parts.scaler->Step(*parts.optimizer);
+    parts.scaler->Update();
+    parts.optimizer->zero_grad();
+    parts.ema->Update(*parts.model);
+  }
+  return loss;
+}
+
+}  // namespace ffyolo
