@@ -71,7 +71,8 @@ if [ -z "$BUILD_DIR" ]; then
   cuda_arch=$(python3 -c 'import torch;p=torch.cuda.get_device_capability() if torch.cuda.is_available() else (9,0);print("%d.%d"%p)')
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFYOLO_BUILD_BENCH=OFF \
     -DCMAKE_PREFIX_PATH="${torch_prefix%/share/cmake};$torch_prefix;$PREFIX/usr" \
-    -DTORCH_CUDA_ARCH_LIST="$cuda_arch" -DPKG_CONFIG_EXECUTABLE="$PREFIX/usr/bin/pkgconf"
+    -DTORCH_CUDA_ARCH_LIST="$cuda_arch" -DPKG_CONFIG_EXECUTABLE="$PREFIX/usr/bin/pkgconf" \
+    -DCMAKE_LIBRARY_ARCHITECTURE=$arch  # Debian's multiarch lib/x86_64-linux-gnu, whatever the machine's own layout
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 fi
 BIN=$BUILD_DIR/tools
@@ -92,14 +93,16 @@ $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(fiel
 }
 for m in "${MODELS[@]}"; do bench_train "ceiling $m" --cfg "$m"; done
 
+# A dataset packed by an earlier run of this script, complete and intact.
+packed() { [ -d "$1" ] && "$BIN/yolo-ffr" verify "$1" >/dev/null 2>&1; }
 data=()
 if [ -d "$DEPS/coco128/images" ] || [ -d ../shared/data/coco128/images ]; then
   coco=$DEPS/coco128
   [ -d "$coco/images" ] || coco=../shared/data/coco128
-  [ -d "$OUT_DIR/coco128.ffr" ] || "$BIN/yolo-pack" "$coco" -o "$OUT_DIR/coco128.ffr" --force >/dev/null
+  packed "$OUT_DIR/coco128.ffr" || "$BIN/yolo-pack" "$coco" -o "$OUT_DIR/coco128.ffr" --force >/dev/null
   data+=(coco128)
 fi
-if [ ! -d "$OUT_DIR/synth.ffr" ]; then
+if ! packed "$OUT_DIR/synth.ffr"; then
   "$BIN/yolo-synth" -o "$OUT_DIR/synth" --train "$SYNTH_IMAGES" --val 0 "${SYNTH_SIZE[@]}" --seed 1 --force >/dev/null
   "$BIN/yolo-pack" "$OUT_DIR/synth" -o "$OUT_DIR/synth.ffr" --force >/dev/null
   rm -rf "$OUT_DIR/synth"
