@@ -25,6 +25,7 @@
 #include "ffyolo/perspective.h"
 #include "ffyolo/planes.h"
 #include "ffyolo/random.h"
+#include "cpu_clock.h"
 
 namespace ffyolo {
 namespace {
@@ -33,12 +34,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-double CpuSeconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // Wall time and CPU time (of the process, or of the calling thread) from Start() to Stop().
 class Stopwatch {

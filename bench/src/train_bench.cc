@@ -2,8 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -20,6 +18,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/model.h"
 #include "ffyolo/train_step.h"
+#include "cpu_clock.h"
 
 namespace ffyolo {
 namespace {
@@ -28,12 +27,6 @@ using ffr::Status;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double CpuSeconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // Waits for the device's queued work, so that a clock read after it covers that work.
 void Drain(const c10::Device& device) {
