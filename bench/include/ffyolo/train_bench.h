@@ -2,6 +2,8 @@
 // step's ceiling on a batch already on the device, the same step fed by the
 // loader (the real pipeline), and the gradient all-reduce of one rank. Each
 // step is the Trainer's own (train_step.h): what is measured is what trains.
+// Every step is an optimizer step, as the Trainer's are from --batch 64 (the
+// nominal batch) up; below it the Trainer accumulates, which this does not.
 #pragma once
 
 #include <cstdint>
