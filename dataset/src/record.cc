@@ -54,6 +54,7 @@ const char* ImageEncodingName(ImageEncoding encoding) {
     case ImageEncoding::kJpeg: return "jpeg";
     case ImageEncoding::kPng: return "png";
     case ImageEncoding::kOther: return "other";
+    case ImageEncoding::kBgr: return "bgr";
   }
   return "unknown";
 }
@@ -94,7 +95,7 @@ Status RecordView::Parse(const uint8_t* data, size_t size, const std::string& wh
     return Status::NotSupported(where + ": record version " + std::to_string(version) +
                                 " (this build reads version " + std::to_string(kRecordVersion) + ")");
   const uint8_t encoding = data[6];
-  if (encoding < 1 || encoding > 3)
+  if (encoding < 1 || encoding > 4)
     return Status::Corruption(where + ": unknown image encoding " + std::to_string(encoding));
   RecordView v;
   v.encoding_ = static_cast<ImageEncoding>(encoding);

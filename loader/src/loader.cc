@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "ffyolo/pixel_cache.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"
 #include "sample_builder.h"
@@ -121,13 +122,23 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (!opt_.allocator) opt_.allocator = BatchAllocator::Default();
   opt_.workers = std::max(1, opt_.workers);
   opt_.prefetch = std::max(1, opt_.prefetch);
-  FFR_RETURN_IF_ERROR(dataset.OpenReader(split_, opt_.reader, &reader_));
+  if (opt_.pixel_cache) {
+    PixelCacheOptions po;
+    po.split = split_;
+    po.img_size = opt_.img_size;
+    po.training = opt_.training;
+    po.directory = opt_.pixel_cache_dir;
+    FFR_RETURN_IF_ERROR(OpenPixelCache(dataset, po, opt_.reader, &reader_));
+  } else {
+    FFR_RETURN_IF_ERROR(dataset.OpenReader(split_, opt_.reader, &reader_));
+  }
   if (reader_->size() == 0) return Status::InvalidArgument(dataset.split_dir(split_) + ": split has no samples");
   context_.reader = reader_.get();
   context_.split = split_;
   context_.hyp = opt_.hyp;
   context_.img_size = opt_.img_size;
-  context_.decode_less = opt_.decode_less;
+  context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
+  context_.pixel_cache = opt_.pixel_cache;
 
   const bool rect = opt_.rect || !opt_.training;
   if (rect) {
@@ -238,6 +249,11 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
       ok = builder->BuildValidation(index, h, w, dst, targets, meta, &failure);
     }
     if (ok) return;
+    if (failure.fatal) {
+      *error = Status::Corruption("damaged pixel cache: " + failure.status.message() +
+                                  "; `yolo-ffr cache --verify` rebuilds what is damaged");
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++bad_samples_;

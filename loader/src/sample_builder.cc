@@ -55,19 +55,23 @@ bool SampleBuilder::Read(const int64_t* indices, int count, SampleError* error) 
     for (int k = 0; k < count; ++k) {
       ffr::Status one = ctx_.reader->Read(indices[k], &read_buffer_, &samples[0]);
       if (!one.ok()) {
-        *error = {indices[k], one};
+        *error = {indices[k], one, ctx_.pixel_cache};
         return false;
       }
     }
-    *error = {indices[0], st};
+    *error = {indices[0], st, ctx_.pixel_cache};
     return false;
   }
   for (int k = 0; k < count; ++k) {
     Loaded& l = *loaded_[k];
-    l.where = ctx_.split + " sample " + std::to_string(indices[k]);
+    l.where = ctx_.pixel_cache ? ctx_.reader->Describe(indices[k])
+                               : ctx_.split + " sample " + std::to_string(indices[k]);
     st = RecordView::Parse(samples[k].data, samples[k].size, l.where, &l.record);
+    if (st.ok() && ctx_.pixel_cache != (l.record.encoding() == ImageEncoding::kBgr))
+      st = Status::Corruption(l.where + (ctx_.pixel_cache ? ": a pixel cache's record holds an encoded image"
+                                                          : ": a dataset's record holds raw pixels"));
     if (!st.ok()) {
-      *error = {indices[k], st};
+      *error = {indices[k], st, ctx_.pixel_cache};
       return false;
     }
     const RecordView& rec = l.record;
@@ -90,6 +94,20 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
   const RecordView& rec = l.record;
   const int s = ctx_.img_size;
   const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
+  if (ctx_.pixel_cache) {
+    // Already load_image's output: a view of the bytes read (or mapped), no copy.
+    const size_t bytes = static_cast<size_t>(target.width) * target.height * 3;
+    if (rec.image_size() != bytes) {
+      *error = {l.index,
+                Status::Corruption(l.where + ": " + std::to_string(rec.image_size()) + " pixel bytes where a " +
+                                   std::to_string(l.orig_w) + "x" + std::to_string(l.orig_h) + " image at --img " +
+                                   std::to_string(s) + " has " + std::to_string(bytes)),
+                true};
+      return false;
+    }
+    l.image = cv::Mat(target, CV_8UC3, const_cast<uint8_t*>(rec.image_data()));
+    return true;
+  }
   DecodeOptions options;
   if (ctx_.decode_less) options.min_w = target.width, options.min_h = target.height;
   // The region in decoded pixels: the record's size gives the decoder's scale
@@ -128,6 +146,14 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
 
 bool SampleBuilder::Load(int64_t index, bool augment, SampleError* error) {
   return Read(&index, 1, error) && Decode(0, augment, cv::Rect(), error);
+}
+
+bool SampleBuilder::LoadImage(int64_t index, bool augment, cv::Mat* image, const RecordView** record,
+                              SampleError* error) {
+  if (!Load(index, augment, error)) return false;
+  *image = loaded_[0]->image;
+  *record = &loaded_[0]->record;
+  return true;
 }
 
 bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,

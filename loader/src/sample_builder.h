@@ -29,12 +29,17 @@ struct SampleContext {
   Hyp hyp;
   int img_size = 640;
   bool decode_less = true;
+  // The reader holds a pixel cache (pixel_cache.h): records of load_image's
+  // output, used as they are. A cache that fails to read is not a bad sample
+  // to replace but a damaged cache: its errors are fatal.
+  bool pixel_cache = false;
 };
 
 // Why a sample failed: the dataset index at fault (a mosaic partner, maybe) and the reason.
 struct SampleError {
   int64_t index = -1;
   ffr::Status status;
+  bool fatal = false;  // no replacement sample can help (a damaged pixel cache)
 };
 
 class SampleBuilder {
@@ -48,6 +53,11 @@ class SampleBuilder {
   // into dst (3 * s * s bytes).
   bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, uint8_t* dst,
                      std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error);
+
+  // load_image alone: sample `index` read, decoded and resized so that its
+  // longest side is img_size, with `augment`'s interpolation. *image and
+  // *record stay valid until the next call. What a pixel cache stores.
+  bool LoadImage(int64_t index, bool augment, cv::Mat* image, const RecordView** record, SampleError* error);
 
   // A validation sample letterboxed (scaleup off) into height x width.
   bool BuildValidation(int64_t index, int height, int width, uint8_t* dst, std::vector<NormBox>* targets,

@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,6 +71,15 @@ class PosixWritableFile : public WritableFile {
   std::string path_;
   int fd_;
   uint64_t pos_ = 0;
+};
+
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing releases the flock
+
+ private:
+  int fd_;
 };
 
 }  // namespace
@@ -191,6 +201,19 @@ Status Env::GetChildren(const std::string& dir, std::vector<std::string>* names)
   }
   ::closedir(d);
   std::sort(names->begin(), names->end());
+  return Status::OK();
+}
+
+Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno("create lock file " + path, errno);
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(fd);
+    return Status::FromErrno("lock " + path, err);
+  }
+  lock->reset(new PosixFileLock(fd));
   return Status::OK();
 }
 

@@ -16,9 +16,13 @@ namespace ffyolo {
 
 using ffr::Status;
 
-enum class ImageEncoding : uint8_t { kJpeg = 1, kPng = 2, kOther = 3 };
+// kBgr: raw BGR pixels (uint8, rows of 3-byte pixels, no padding) of the
+// image resized as YOLOv5's load_image does for some --img; only pixel caches
+// hold it (pixel_cache.h), and the record's width and height stay the
+// original image's.
+enum class ImageEncoding : uint8_t { kJpeg = 1, kPng = 2, kOther = 3, kBgr = 4 };
 
-// "jpeg", "png" or "other".
+// "jpeg", "png", "other" or "bgr".
 const char* ImageEncodingName(ImageEncoding encoding);
 
 // One labelled object. Coordinates are normalized to the original image size

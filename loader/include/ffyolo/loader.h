@@ -42,6 +42,13 @@ struct LoaderOptions {
   // Decode JPEGs at 1/2, 1/4 or 1/8 scale when they will shrink that much, and
   // of a mosaic tile only the part the warp samples.
   bool decode_less = true;
+  // Read load_image's output from the split's pixel cache (pixel_cache.h,
+  // built for this img_size and `training`) instead of decoding: the batches
+  // are those of decode_less = false, bit for bit. `reader` then applies to
+  // the cache's shards (kMmap: Ultralytics' --cache ram, shared by the ranks
+  // of a node through the page cache).
+  bool pixel_cache = false;
+  std::string pixel_cache_dir;  // "" = the cache's default folder in the dataset
   ffr::ReaderOptions reader;
   BatchAllocator* allocator = nullptr;  // nullptr: BatchAllocator::Default()
   // Each corrupt sample, once: "split sample N (file): reason".

@@ -29,6 +29,13 @@ class WritableFile {
   virtual Status Close() = 0;
 };
 
+// An exclusive advisory lock on a file (flock); released when destroyed or
+// when its process dies.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -61,6 +68,9 @@ class Env {
   virtual bool IsDirectory(const std::string& path);
   // Names (not paths) of the entries of `dir`, sorted.
   virtual Status GetChildren(const std::string& dir, std::vector<std::string>* names);
+  // Locks `path` (created when missing), waiting while another holder has it:
+  // processes that must not write the same output at once take turns.
+  virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
 };
 
 // Writes `data` to `path` atomically: a temporary name in the same directory,

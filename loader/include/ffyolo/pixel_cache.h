@@ -1,0 +1,81 @@
+// PixelCache: YOLOv5's load_image output for every image of one split, decoded
+// once and stored raw, so that training reads pixels instead of decoding JPEGs
+// (Ultralytics' --cache, but one copy per node shared by every rank through
+// the page cache, and checked against the dataset it came from).
+//
+//   DATA.ffr/cache/<split>-<img>/        a training cache (load_image with augment)
+//   DATA.ffr/cache/<split>-<img>-val/    a validation cache (INTER_AREA when shrinking)
+//     PART_00000.ffr ...                 FFRecord shards of records whose image is
+//                                        raw BGR pixels (ImageEncoding::kBgr)
+//     cache.yaml                         what it was built from; written last
+//     LOCK                               builders take turns on it
+//
+// The records are the dataset's own (file name, image id, size, boxes) with
+// the image bytes replaced by the resized pixels, sample for sample in the
+// split's order. cache.yaml records the dataset manifest's CRC and a CRC over
+// every source sample's CRC, so a cache of another dataset, split, size or
+// resize rule is rebuilt (BuildPixelCache) or refused (OpenPixelCache), never
+// used. docs/format.md describes the files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ffr/env.h"
+#include "ffr/reader.h"
+#include "ffyolo/dataset.h"
+
+namespace ffyolo {
+
+struct PixelCacheOptions {
+  std::string split;       // "" = the dataset's default split for `training`
+  int img_size = 640;
+  bool training = true;    // load_image's augment: INTER_LINEAR when shrinking; false: INTER_AREA
+  std::string directory;   // "" = PixelCacheDir's default under the dataset
+  uint64_t shard_bytes = uint64_t{256} << 20;  // target shard size
+  int threads = 0;         // decoding threads; 0: all CPUs the process may use
+  // Read every cached sample back and check its CRC; damaged shards are rebuilt.
+  bool verify = false;
+  ffr::Env* env = nullptr;  // nullptr: Env::Default()
+
+  struct Progress {
+    int64_t done = 0, total = 0;  // samples
+    uint64_t bytes = 0;           // written so far
+  };
+  // From the building thread, at most a few times per second.
+  std::function<void(const Progress&)> on_progress;
+  // What was found and done ("rebuilding: ..."), one line each.
+  std::function<void(const std::string&)> on_message;
+};
+
+struct PixelCacheSummary {
+  std::string directory;
+  std::string split;
+  int64_t samples = 0;
+  uint64_t bytes = 0;          // on disk, all shards
+  int64_t built_shards = 0;    // written by this call
+  int64_t kept_shards = 0;     // complete from an earlier (maybe interrupted) build
+  bool was_complete = false;   // nothing to do: a current cache was there
+  double seconds = 0;
+};
+
+// Where the cache of `options` lives (options.directory when set).
+Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, std::string* dir);
+
+// Builds the cache unless a complete, current one is there. A cache of another
+// dataset or with other settings is rebuilt; an interrupted build resumes after
+// its last finished shard. Holds LOCK meanwhile, so when several processes
+// call this (the ranks of a node) one builds and the others wait, then find it
+// complete. Writes go through options.env: temporary names, fsync, rename,
+// cache.yaml last, so a crash never leaves a cache that opens as complete.
+Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options, PixelCacheSummary* summary);
+
+// Opens a complete cache that matches `dataset` and `options` for reading
+// (reader_options picks the backend: kMmap for --cache ram, io_uring for disk).
+// Fails, saying why, for a missing, stale or incomplete cache.
+Status OpenPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
+                      const ffr::ReaderOptions& reader_options, std::unique_ptr<ffr::Reader>* out);
+
+}  // namespace ffyolo

@@ -1,0 +1,526 @@
+#include "ffyolo/pixel_cache.h"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <yaml-cpp/yaml.h>
+
+#include "ffr/format.h"
+#include "ffr/shard_writer.h"
+#include "ffyolo/cpus.h"
+#include "ffyolo/label_index.h"
+#include "ffyolo/letterbox.h"
+#include "ffyolo/record.h"
+#include "sample_builder.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kCacheVersion = 1;
+constexpr char kCacheManifest[] = "cache.yaml";
+constexpr char kStateFile[] = ".cache-state";
+constexpr char kLockFile[] = "LOCK";
+
+std::string ShardName(size_t i) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "PART_%05zu.ffr", i);
+  return name;
+}
+
+bool IsShardFile(const std::string& name) {
+  return name.rfind("PART_", 0) == 0 && (name.size() > 4 && (name.compare(name.size() - 4, 4, ".ffr") == 0 ||
+                                                              name.compare(name.size() - 4, 4, ".tmp") == 0));
+}
+
+std::string Hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08" PRIx32, v);
+  return buf;
+}
+
+std::string GiB(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / double(uint64_t{1} << 30));
+  return buf;
+}
+
+// What decides a cache's content. Two caches with equal identities hold the same bytes.
+struct Identity {
+  std::string split;
+  int img_size = 0;
+  bool training = true;
+  int64_t samples = 0;
+  std::string dataset_crc;  // of the dataset's manifest
+  std::string source_crc;   // over the split's sample CRCs, in order
+
+  bool operator==(const Identity& o) const {
+    return split == o.split && img_size == o.img_size && training == o.training && samples == o.samples &&
+           dataset_crc == o.dataset_crc && source_crc == o.source_crc;
+  }
+  // What differs from `o`, for messages.
+  std::string Difference(const Identity& o) const {
+    if (split != o.split) return "split " + o.split + " instead of " + split;
+    if (img_size != o.img_size) return "--img " + std::to_string(o.img_size) + " instead of " + std::to_string(img_size);
+    if (training != o.training)
+      return std::string(o.training ? "training" : "validation") + " resizing instead of " +
+             (training ? "training" : "validation");
+    if (dataset_crc != o.dataset_crc) return "another dataset manifest (the dataset was packed again or changed)";
+    return "other samples (" + std::to_string(o.samples) + ", the split now has " + std::to_string(samples) + ")";
+  }
+  std::string ToYaml() const {
+    return "version: " + std::to_string(kCacheVersion) + "\nsplit: " + split + "\nimg_size: " +
+           std::to_string(img_size) + "\nresize: " + (training ? "train" : "val") +
+           "\nsamples: " + std::to_string(samples) + "\ndataset_crc: \"" + dataset_crc + "\"\nsource_crc: \"" +
+           source_crc + "\"\n";
+  }
+};
+
+struct CacheShard {
+  std::string file;
+  int64_t samples = 0;
+  uint64_t bytes = 0;
+};
+
+struct CacheManifest {
+  Identity identity;
+  std::vector<CacheShard> shards;
+  uint64_t bytes = 0;
+};
+
+std::string CacheManifestYaml(const CacheManifest& m) {
+  std::string out = m.identity.ToYaml();
+  out += "bytes: " + std::to_string(m.bytes) + "\nshards:\n";
+  for (const CacheShard& s : m.shards)
+    out += "  - {file: " + s.file + ", samples: " + std::to_string(s.samples) + ", bytes: " + std::to_string(s.bytes) +
+           "}\n";
+  return out;
+}
+
+Status ParseCacheManifest(const std::string& text, const std::string& where, CacheManifest* out) {
+  try {
+    const YAML::Node y = YAML::Load(text);
+    const int version = y["version"].as<int>();
+    if (version != kCacheVersion)
+      return Status::NotSupported(where + ": pixel cache version " + std::to_string(version) + " (this build reads " +
+                                  std::to_string(kCacheVersion) + ")");
+    CacheManifest m;
+    m.identity.split = y["split"].as<std::string>();
+    m.identity.img_size = y["img_size"].as<int>();
+    m.identity.training = y["resize"].as<std::string>() == "train";
+    m.identity.samples = y["samples"].as<int64_t>();
+    m.identity.dataset_crc = y["dataset_crc"].as<std::string>();
+    m.identity.source_crc = y["source_crc"].as<std::string>();
+    m.bytes = y["bytes"].as<uint64_t>();
+    for (const YAML::Node& s : y["shards"])
+      m.shards.push_back({s["file"].as<std::string>(), s["samples"].as<int64_t>(), s["bytes"].as<uint64_t>()});
+    int64_t total = 0;
+    for (const CacheShard& s : m.shards) {
+      if (s.file.find('/') != std::string::npos || !IsShardFile(s.file))
+        return Status::Corruption(where + ": '" + s.file + "' is not a shard name");
+      total += s.samples;
+    }
+    if (total != m.identity.samples)
+      return Status::Corruption(where + ": its shards hold " + std::to_string(total) + " samples, not " +
+                                std::to_string(m.identity.samples));
+    *out = std::move(m);
+    return Status::OK();
+  } catch (const YAML::Exception& e) {
+    return Status::Corruption(where + ": not a pixel cache manifest: " + e.what());
+  }
+}
+
+// Everything a cache is built from.
+struct CacheInputs {
+  std::string split;
+  std::unique_ptr<ffr::Reader> source;
+  LabelIndex index;
+  Identity identity;
+};
+
+Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInputs* in) {
+  if (opt.img_size <= 0) return Status::InvalidArgument("--img must be positive");
+  in->split = opt.split;
+  if (in->split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(opt.training, &in->split));
+  FFR_RETURN_IF_ERROR(dataset.CheckSplit(in->split));
+  ffr::ReaderOptions ro;
+  ro.env = opt.env;
+  FFR_RETURN_IF_ERROR(dataset.OpenReader(in->split, ro, &in->source));
+  FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(in->split, &in->index));
+  const int64_t n = in->source->size();
+  if (static_cast<int64_t>(in->index.size()) != n)
+    return Status::Corruption(dataset.split_dir(in->split) + ": the label index lists " +
+                              std::to_string(in->index.size()) + " samples, the shards hold " + std::to_string(n));
+  uint32_t source_crc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t c = in->source->sample_crc(i);
+    source_crc = ffr::Crc32Extend(source_crc, &c, sizeof(c));
+  }
+  const std::string manifest = dataset.manifest().ToYaml();
+  in->identity = {in->split, opt.img_size, opt.training, n, Hex32(ffr::Crc32(manifest.data(), manifest.size())),
+                  Hex32(source_crc)};
+  return Status::OK();
+}
+
+// The samples of each shard: [starts[k], starts[k + 1]), cut at about shard_bytes of records.
+std::vector<int64_t> PlanShards(const LabelIndex& index, int img_size, uint64_t shard_bytes,
+                                uint64_t* total_bytes) {
+  std::vector<int64_t> starts{0};
+  uint64_t bytes = 0;
+  *total_bytes = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (bytes >= shard_bytes) {
+      starts.push_back(static_cast<int64_t>(i));
+      bytes = 0;
+    }
+    const cv::Size size = LoadResizeSize(index.width(i), index.height(i), img_size);
+    const uint64_t record = kRecordHeaderSize + index.file_name(i).size() + kRecordBoxSize * index.box_count(i) +
+                            uint64_t{3} * size.width * size.height;
+    bytes += record;
+    *total_bytes += record + ffr::kShardEntrySize;
+  }
+  starts.push_back(static_cast<int64_t>(index.size()));
+  return starts;
+}
+
+// The output must be the dataset's cache folder or lie outside the dataset, so
+// that removing what a cache build leaves behind can never touch the dataset.
+Status CheckPlace(const Dataset& dataset, const std::string& dir) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(dir), ec);
+  const fs::path data = fs::weakly_canonical(fs::absolute(dataset.path()), ec);
+  if (ec) return Status::IOError(dir + ": " + ec.message());
+  const auto inside = [](const fs::path& child, const fs::path& parent) {
+    auto c = child.begin();
+    for (auto p = parent.begin(); p != parent.end(); ++p, ++c)
+      if (c == child.end() || *c != *p) return false;
+    return true;
+  };
+  if (inside(data, out))
+    return Status::InvalidArgument(dir + ": the pixel cache cannot be the dataset " + dataset.path() +
+                                   " or a folder that holds it");
+  if (inside(out, data) && !inside(out, data / "cache"))
+    return Status::InvalidArgument(dir + ": a pixel cache inside the dataset " + dataset.path() +
+                                   " belongs under its cache/ folder");
+  return Status::OK();
+}
+
+// OK when `path` is a complete shard of `samples` samples and, when `bytes`
+// is known (> 0), of that size; with `verify`, every sample matches its CRC.
+Status CheckShard(const std::string& path, int64_t samples, uint64_t bytes, bool verify, ffr::Env* env) {
+  if (bytes > 0) {
+    uint64_t size = 0;
+    FFR_RETURN_IF_ERROR(env->GetFileSize(path, &size));
+    if (size != bytes)
+      return Status::Corruption(path + ": " + std::to_string(size) + " bytes where the pixel cache's manifest says " +
+                                std::to_string(bytes) + " (truncated?)");
+  }
+  ffr::ReaderOptions ro;
+  ro.env = env;
+  ro.backend = ffr::IoBackend::kPread;
+  std::unique_ptr<ffr::Reader> reader;
+  FFR_RETURN_IF_ERROR(ffr::Reader::Open(path, ro, &reader));
+  if (reader->size() != samples)
+    return Status::Corruption(path + ": holds " + std::to_string(reader->size()) + " samples, not " +
+                              std::to_string(samples));
+  if (!verify) return Status::OK();
+  std::vector<int64_t> all(samples);
+  for (int64_t i = 0; i < samples; ++i) all[i] = i;
+  return reader->ReadStream(all.data(), all.size(), [](size_t, const ffr::Sample&) { return Status::OK(); });
+}
+
+class CacheBuilder {
+ public:
+  CacheBuilder(const PixelCacheOptions& opt, const std::string& dir, CacheInputs* in, PixelCacheSummary* summary)
+      : opt_(opt), dir_(dir), in_(in), summary_(summary) {}
+
+  Status Run();
+
+ private:
+  Status Steps(const std::vector<int64_t>& starts);
+  void Message(const std::string& m) const {
+    if (opt_.on_message) opt_.on_message(m);
+  }
+  void Report(bool force);
+  // What is in the folder: true when it is a complete cache of in_->identity.
+  Status Inspect(bool* complete, bool* keep_shards);
+  Status RemoveShards();
+  Status BuildShard(size_t k, int64_t begin, int64_t end, CacheShard* shard);
+  Status WriteShard(const std::string& path, const std::vector<std::string>& records, uint64_t* bytes);
+
+  const PixelCacheOptions& opt_;
+  const std::string dir_;
+  CacheInputs* in_;
+  PixelCacheSummary* summary_;
+  uint64_t needed_bytes_ = 0;
+  std::atomic<int64_t> done_{0};
+  std::atomic<uint64_t> bytes_{0};
+  Clock::time_point last_report_{};
+};
+
+void CacheBuilder::Report(bool force) {
+  if (!opt_.on_progress) return;
+  const auto now = Clock::now();
+  if (!force && now - last_report_ < std::chrono::milliseconds(200)) return;
+  last_report_ = now;
+  opt_.on_progress({done_.load(), in_->identity.samples, bytes_.load()});
+}
+
+Status CacheBuilder::Inspect(bool* complete, bool* keep_shards) {
+  ffr::Env* env = opt_.env;
+  *complete = *keep_shards = false;
+  std::vector<std::string> children;
+  FFR_RETURN_IF_ERROR(env->GetChildren(dir_, &children));
+  for (const std::string& name : children)
+    if (name != kLockFile && name != kCacheManifest && name != kStateFile && name != std::string(kCacheManifest) + ".tmp" &&
+        name != std::string(kStateFile) + ".tmp" && !IsShardFile(name))
+      return Status::AlreadyExists(dir_ + ": holds '" + name + "' and is not a pixel cache; choose another folder");
+  const std::string manifest_path = dir_ + "/" + kCacheManifest;
+  std::string text;
+  if (ffr::ReadFileToString(env, manifest_path, &text).ok()) {
+    CacheManifest m;
+    Status s = ParseCacheManifest(text, manifest_path, &m);
+    if (s.ok() && !(m.identity == in_->identity)) {
+      Message(dir_ + " was built for " + in_->identity.Difference(m.identity) + ": rebuilding it");
+      return env->RemoveFile(manifest_path);
+    }
+    if (!s.ok()) {
+      Message("damaged pixel cache: " + s.message() + "; rebuilding it");
+      return env->RemoveFile(manifest_path);
+    }
+    // Damaged shards go first, so that the build resumed below makes them again.
+    std::vector<std::string> damaged;
+    for (const CacheShard& shard : m.shards) {
+      const std::string path = dir_ + "/" + shard.file;
+      const Status check = CheckShard(path, shard.samples, shard.bytes, opt_.verify, env);
+      if (check.ok()) continue;
+      Message("damaged pixel cache: " + check.message() + "; rebuilding that shard");
+      damaged.push_back(path);
+    }
+    if (damaged.empty()) {
+      *complete = true;
+      summary_->bytes = m.bytes;
+      return Status::OK();
+    }
+    *keep_shards = true;
+    // From here on it is an unfinished build, which a crash leaves resumable.
+    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
+    FFR_RETURN_IF_ERROR(env->RemoveFile(manifest_path));
+    for (const std::string& path : damaged) FFR_RETURN_IF_ERROR(env->RemoveFile(path));
+    return Status::OK();
+  }
+  std::string state;
+  if (ffr::ReadFileToString(env, dir_ + "/" + kStateFile, &state).ok()) {
+    *keep_shards = state == in_->identity.ToYaml();
+    if (*keep_shards)
+      Message("resuming the unfinished pixel cache in " + dir_);
+    else
+      Message(dir_ + " holds an unfinished pixel cache of other settings: starting over");
+  }
+  return Status::OK();
+}
+
+Status CacheBuilder::RemoveShards() {
+  std::vector<std::string> children;
+  FFR_RETURN_IF_ERROR(opt_.env->GetChildren(dir_, &children));
+  for (const std::string& name : children)
+    if (IsShardFile(name)) FFR_RETURN_IF_ERROR(opt_.env->RemoveFile(dir_ + "/" + name));
+  return Status::OK();
+}
+
+Status CacheBuilder::WriteShard(const std::string& path, const std::vector<std::string>& records, uint64_t* bytes) {
+  std::unique_ptr<ffr::ShardWriter> w;
+  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(path, static_cast<int64_t>(records.size()), opt_.env, &w));
+  for (const std::string& r : records) {
+    FFR_RETURN_IF_ERROR(w->Append(r.data(), r.size()));
+    bytes_ += r.size();
+  }
+  FFR_RETURN_IF_ERROR(w->Finish());
+  *bytes = w->bytes();
+  return Status::OK();
+}
+
+Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard* shard) {
+  std::vector<std::string> records(end - begin);
+  std::vector<SampleError> errors(end - begin);
+  SampleContext context;
+  context.reader = in_->source.get();
+  context.split = in_->split;
+  context.img_size = opt_.img_size;
+  context.decode_less = false;  // the whole image, as load_image decodes it
+  const int threads = std::max(1, std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(),
+                                                 static_cast<int>(end - begin)));
+  std::atomic<int64_t> next{begin};
+  std::atomic<bool> failed{false};
+  std::atomic<int> running{threads};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      SampleBuilder builder(context);
+      for (int64_t i; !failed.load() && (i = next.fetch_add(1)) < end;) {
+        cv::Mat image;
+        const RecordView* record = nullptr;
+        SampleError& error = errors[i - begin];
+        if (!builder.LoadImage(i, opt_.training, &image, &record, &error)) {
+          failed = true;
+          break;
+        }
+        RecordInfo info = record->info();
+        info.encoding = ImageEncoding::kBgr;
+        std::string pixels(image.total() * 3, '\0');
+        for (int y = 0; y < image.rows; ++y)
+          std::copy_n(image.ptr<char>(y), image.cols * 3, pixels.data() + static_cast<size_t>(y) * image.cols * 3);
+        error.status = EncodeRecord(info, pixels, &records[i - begin]);
+        if (!error.status.ok()) failed = true;
+        ++done_;
+      }
+      --running;
+    });
+  }
+  while (running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Report(false);
+  }
+  for (std::thread& t : pool) t.join();
+  for (const SampleError& e : errors)  // the first bad sample in order, whichever thread met it
+    if (!e.status.ok()) return e.status;
+  shard->file = ShardName(k);
+  shard->samples = end - begin;
+  return WriteShard(dir_ + "/" + shard->file, records, &shard->bytes);
+}
+
+Status CacheBuilder::Run() {
+  const std::vector<int64_t> starts = PlanShards(in_->index, opt_.img_size, opt_.shard_bytes, &needed_bytes_);
+  const Status s = Steps(starts);
+  if (!s.IsIOError()) return s;
+  // Most often a full disk: say what the whole cache takes.
+  struct statvfs fsinfo;
+  const std::string space = ::statvfs(dir_.c_str(), &fsinfo) == 0
+                                ? ", " + GiB(uint64_t{fsinfo.f_bavail} * fsinfo.f_frsize) + " free there"
+                                : "";
+  return Status::IOError(s.message() + " (the pixel cache needs about " + GiB(needed_bytes_) + " in " + dir_ +
+                         space + ")");
+}
+
+Status CacheBuilder::Steps(const std::vector<int64_t>& starts) {
+  ffr::Env* env = opt_.env;
+  bool complete = false, keep_shards = false;
+  FFR_RETURN_IF_ERROR(Inspect(&complete, &keep_shards));
+  summary_->samples = in_->identity.samples;
+  if (complete) {
+    summary_->was_complete = true;
+    return Status::OK();
+  }
+  if (!keep_shards) FFR_RETURN_IF_ERROR(RemoveShards());
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
+
+  CacheManifest m;
+  m.identity = in_->identity;
+  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    CacheShard shard;
+    const std::string path = dir_ + "/" + ShardName(k);
+    if (keep_shards && env->FileExists(path) &&
+        CheckShard(path, starts[k + 1] - starts[k], /*bytes=*/0, opt_.verify, env).ok()) {
+      shard = {ShardName(k), starts[k + 1] - starts[k], 0};
+      FFR_RETURN_IF_ERROR(env->GetFileSize(path, &shard.bytes));
+      done_ += shard.samples;
+      bytes_ += shard.bytes;
+      ++summary_->kept_shards;
+    } else {
+      FFR_RETURN_IF_ERROR(env->RemoveFile(path));
+      FFR_RETURN_IF_ERROR(BuildShard(k, starts[k], starts[k + 1], &shard));
+      ++summary_->built_shards;
+    }
+    m.bytes += shard.bytes;
+    m.shards.push_back(shard);
+    Report(false);
+  }
+  Report(true);
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kCacheManifest, CacheManifestYaml(m)));
+  FFR_RETURN_IF_ERROR(env->RemoveFile(dir_ + "/" + kStateFile));
+  FFR_RETURN_IF_ERROR(env->SyncDir(dir_));
+  summary_->bytes = m.bytes;
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, std::string* dir) {
+  if (!options.directory.empty()) {
+    *dir = options.directory;
+    while (dir->size() > 1 && dir->back() == '/') dir->pop_back();
+    return Status::OK();
+  }
+  std::string split = options.split;
+  if (split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(options.training, &split));
+  *dir = dataset.path() + "/cache/" + split + "-" + std::to_string(options.img_size) + (options.training ? "" : "-val");
+  return Status::OK();
+}
+
+Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options, PixelCacheSummary* summary) {
+  const auto start = Clock::now();
+  PixelCacheOptions opt = options;
+  if (opt.env == nullptr) opt.env = ffr::Env::Default();
+  *summary = PixelCacheSummary();
+  CacheInputs in;
+  FFR_RETURN_IF_ERROR(OpenInputs(dataset, opt, &in));
+  opt.split = in.split;
+  std::string dir;
+  FFR_RETURN_IF_ERROR(PixelCacheDir(dataset, opt, &dir));
+  FFR_RETURN_IF_ERROR(CheckPlace(dataset, dir));
+  summary->directory = dir;
+  summary->split = in.split;
+  FFR_RETURN_IF_ERROR(opt.env->CreateDirs(dir));
+  std::unique_ptr<ffr::FileLock> lock;
+  FFR_RETURN_IF_ERROR(opt.env->LockFile(dir + "/" + kLockFile, &lock));
+  FFR_RETURN_IF_ERROR(CacheBuilder(opt, dir, &in, summary).Run());
+  summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return Status::OK();
+}
+
+Status OpenPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
+                      const ffr::ReaderOptions& reader_options, std::unique_ptr<ffr::Reader>* out) {
+  PixelCacheOptions opt = options;
+  if (opt.env == nullptr) opt.env = reader_options.env ? reader_options.env : ffr::Env::Default();
+  CacheInputs in;
+  FFR_RETURN_IF_ERROR(OpenInputs(dataset, opt, &in));
+  opt.split = in.split;
+  std::string dir;
+  FFR_RETURN_IF_ERROR(PixelCacheDir(dataset, opt, &dir));
+  const std::string manifest_path = dir + "/" + kCacheManifest;
+  std::string text;
+  if (!ffr::ReadFileToString(opt.env, manifest_path, &text).ok())
+    return Status::NotFound(dir + ": no complete pixel cache there (build it with `yolo-ffr cache " + dataset.path() +
+                            " --img " + std::to_string(opt.img_size) + "` or train with --cache)");
+  CacheManifest m;
+  FFR_RETURN_IF_ERROR(ParseCacheManifest(text, manifest_path, &m));
+  if (!(m.identity == in.identity))
+    return Status::InvalidArgument(dir + ": the pixel cache was built for " + in.identity.Difference(m.identity) +
+                                   "; build it again");
+  std::vector<std::string> paths;
+  for (const CacheShard& s : m.shards) {
+    paths.push_back(dir + "/" + s.file);
+    const Status damaged = CheckShard(paths.back(), s.samples, s.bytes, /*verify=*/false, opt.env);
+    if (!damaged.ok())
+      return Status::Corruption(damaged.message() + "; `yolo-ffr cache` rebuilds what is damaged");
+  }
+  std::unique_ptr<ffr::Reader> reader;
+  FFR_RETURN_IF_ERROR(ffr::Reader::Open(paths, reader_options, &reader));
+  if (reader->size() != in.identity.samples)
+    return Status::Corruption(dir + ": the shards hold " + std::to_string(reader->size()) + " samples, not " +
+                              std::to_string(in.identity.samples));
+  *out = std::move(reader);
+  return Status::OK();
+}
+
+}  // namespace ffyolo
