@@ -1,5 +1,5 @@
 // yolo-bench: throughput measurements with their baselines in the same run.
-//   yolo-bench loader --data X.ffr [--split S] --img 640 --batch B --workers N [--val]
+//   yolo-bench loader --data X.ffr [--split S] --img 640 --batch B --workers N [--val] [--cache ram|disk]
 //   yolo-bench train --cfg yolov5s --img 640 --batch 64 --device 0 [--data X.ffr --workers 15]
 //   yolo-bench allreduce --cfg yolov5s --device 0
 #include <CLI/CLI.hpp>
@@ -14,6 +14,7 @@
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
+#include "ffyolo/pixel_cache.h"
 #if FFYOLO_WITH_TRAINER
 #include "ffyolo/train_bench.h"
 #endif
@@ -75,6 +76,31 @@ int RunAllReduce(const ffyolo::TrainBenchOptions& o) {
 }
 #endif
 
+// The loader from the pixel cache, then from JPEGs, in one run.
+int CompareCache(const ffyolo::Dataset& dataset, ffyolo::LoaderBenchOptions o, const char* kind) {
+  ffyolo::PixelCacheOptions po;
+  po.split = o.split;
+  po.img_size = o.img_size;
+  po.training = !o.validation;
+  ffyolo::PixelCacheSummary summary;
+  ffr::Status s = ffyolo::BuildPixelCache(dataset, po, &summary);
+  if (!s.ok()) return Fail(s);
+  ffyolo::BenchResult cached, jpeg;
+  s = ffyolo::BenchLoader(dataset, o, &cached);
+  const std::string cache = o.cache;
+  o.cache.clear();
+  if (s.ok()) s = ffyolo::BenchLoader(dataset, o, &jpeg);
+  if (!s.ok()) return Fail(s);
+  std::printf("cache (%s, %s, %.1f MB): %.1f samples/s  %s, img %d, batch %d, %d workers (%.1f per worker, %.1f per "
+              "CPU-second)\n",
+              cache.c_str(), summary.directory.c_str(), summary.bytes / 1e6, cached.rate(), kind, o.img_size,
+              o.batch_size, o.workers, cached.rate() / o.workers, cached.cpu_rate());
+  std::printf("jpeg%s: %.1f samples/s (%.1f per worker, %.1f per CPU-second); cache %.2fx (per CPU-second %.2fx)\n",
+              o.decode_less ? "" : " (--full-decode)", jpeg.rate(), jpeg.rate() / o.workers, jpeg.cpu_rate(),
+              cached.rate() / jpeg.rate(), cached.cpu_rate() / jpeg.cpu_rate());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,6 +117,10 @@ int main(int argc, char** argv) {
   loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)");
   loader->add_flag("--val", o.validation, "Validation samples (letterbox, rect batches) instead of mosaic");
   loader->add_option("--samples", o.samples, "Samples to time (default: one epoch)");
+  loader->add_option("--cache", o.cache,
+                     "Also time the loader on the split's pixel cache (built first if needed, untimed), side by side "
+                     "with the JPEG loader")
+      ->check(CLI::IsMember({"ram", "disk"}));
   loader->add_flag("--full-decode", full_decode, "Decode every JPEG whole and at full size (no DCT scaling, no mosaic region decodes)");
   loader->add_flag("--no-baseline", no_baseline, "Skip the small-file baseline");
   loader->add_flag("--alongside", alongside,
@@ -128,6 +158,7 @@ int main(int argc, char** argv) {
   ffr::Status s = ffyolo::Dataset::Open(data, &dataset);
   if (!s.ok()) return Fail(s);
   const char* kind = o.validation ? "validation (letterbox)" : "training (mosaic)";
+  if (!o.cache.empty()) return CompareCache(*dataset, o, kind);
 
   ffyolo::BenchResult ours, decode, base, ours_beside_base;
   if (alongside) {

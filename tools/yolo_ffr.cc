@@ -1,4 +1,5 @@
-// yolo-ffr info|verify|ls|cat|extract|show DATA.ffr: looks into a packed dataset.
+// yolo-ffr info|verify|ls|cat|extract|show|cache DATA.ffr: looks into a packed
+// dataset, or builds its pixel cache.
 // Exit status: 0 fine, 1 an error or problems found, 2 a usage error.
 #include <CLI/CLI.hpp>
 
@@ -7,6 +8,7 @@
 
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/inspect.h"
+#include "ffyolo/pixel_cache.h"
 #include "ffyolo/progress.h"
 
 namespace {
@@ -74,6 +76,37 @@ int Verify(const std::string& path, ffyolo::VerifyOptions options) {
               static_cast<long long>(report.shards),
               report.ok() ? "OK" : (std::to_string(report.problems.size()) + " problems").c_str());
   return report.ok() ? 0 : 1;
+}
+
+int Cache(const std::string& path, ffyolo::PixelCacheOptions options) {
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  Status s = ffyolo::Dataset::Open(path, &dataset);
+  if (!s.ok()) return Fail(s);
+  std::unique_ptr<ffyolo::ProgressBar> bar;
+  options.on_progress = [&](const ffyolo::PixelCacheOptions::Progress& p) {
+    if (!bar) {
+      ffyolo::ProgressBar::Options o;
+      o.label = "cache";
+      o.total = p.total;
+      o.unit = "image";
+      bar.reset(new ffyolo::ProgressBar(o));
+    }
+    bar->Update(p.done, std::to_string(p.bytes >> 20) + " MiB");
+  };
+  options.on_message = [](const std::string& m) { std::fprintf(stderr, "yolo-ffr: %s\n", m.c_str()); };
+  ffyolo::PixelCacheSummary summary;
+  s = ffyolo::BuildPixelCache(*dataset, options, &summary);
+  if (bar) bar->Finish();
+  if (!s.ok()) return Fail(s);
+  std::printf("%s: %lld images of %s at --img %d for %s, %.1f MB: %s\n", summary.directory.c_str(),
+              static_cast<long long>(summary.samples), summary.split.c_str(), options.img_size,
+              options.training ? "training" : "validation", summary.bytes / 1e6,
+              summary.was_complete ? "already complete"
+                                   : (std::to_string(summary.built_shards) + " shards built, " +
+                                      std::to_string(summary.kept_shards) + " kept, in " +
+                                      std::to_string(static_cast<int>(summary.seconds + 0.5)) + " s")
+                                         .c_str());
+  return 0;
 }
 
 int List(const std::string& path, std::string split, int64_t limit) {
@@ -166,6 +199,20 @@ int main(int argc, char** argv) {
   show->add_option("--img", show_options.img_size, "Image size");
   show->add_option("--images", show_options.images, "Number of images")->check(CLI::Range(1, 64));
 
+  ffyolo::PixelCacheOptions cache_options;
+  bool cache_for_val = false;
+  CLI::App* cache =
+      app.add_subcommand("cache", "Decode and resize every image once into a pixel cache (yolo-train --cache uses it)");
+  cache->add_option("dataset", path, "Packed dataset directory")->required();
+  cache->add_option("--img,--imgsz,--img-size", cache_options.img_size, "Image size the cache is for")
+      ->check(CLI::PositiveNumber);
+  cache->add_option("--split", cache_options.split, "Split (default: the training split, or with --val the validation split)");
+  cache->add_flag("--val", cache_for_val, "For validation: val.py's resize (INTER_AREA when shrinking)");
+  cache->add_option("-o,--output", cache_options.directory, "Cache folder (default: DATA.ffr/cache/<split>-<img>[-val])");
+  cache->add_flag("--verify", cache_options.verify, "Read an existing cache back, checking every CRC; rebuild what is damaged");
+  cache->add_option("--workers", cache_options.threads, "Decoding threads (default: one per CPU)")
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
     if (cat->parsed() && indices.empty() && by_id < 0) throw CLI::RequiredError("index or --by-id");
@@ -174,6 +221,10 @@ int main(int argc, char** argv) {
   }
 
   if (info->parsed()) return Info(path, splits, json);
+  if (cache->parsed()) {
+    cache_options.training = !cache_for_val;
+    return Cache(path, cache_options);
+  }
   if (check->parsed()) {
     verify.check_images = !no_images;
     return Verify(path, verify);

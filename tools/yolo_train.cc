@@ -59,6 +59,20 @@ class ConsoleObserver : public ffyolo::TrainObserver {
     else
       std::printf("%s\n", text.c_str());
   }
+  void OnSetUpProgress(const std::string& task, int64_t done, int64_t total) override {
+    if (!setup_bar_) {
+      if (task == finished_task_) return;  // a repeated final report
+      ffyolo::ProgressBar::Options po;
+      po.label = task;
+      po.total = total;
+      po.unit = "image";
+      setup_bar_ = std::make_unique<ffyolo::ProgressBar>(po);
+    }
+    setup_bar_->Update(done);
+    if (done < total) return;
+    setup_bar_.reset();  // finishes the line
+    finished_task_ = task;
+  }
   void OnTrainStart(const ffyolo::TrainStart& s) override {
     names_ = s.names;
     if (!main_rank_) return;
@@ -103,6 +117,8 @@ class ConsoleObserver : public ffyolo::TrainObserver {
   bool main_rank_;
   std::vector<std::string> names_;
   std::unique_ptr<ffyolo::ProgressBar> bar_;
+  std::unique_ptr<ffyolo::ProgressBar> setup_bar_;
+  std::string finished_task_;
 };
 
 int Fail(const std::string& what, const ffr::Status& s) {
@@ -139,6 +155,10 @@ int main(int argc, char** argv) {
   app.add_flag("--noval", o.noval, "Only validate the final epoch");
   app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");
   app.add_flag("--noautoanchor", o.noautoanchor, "Disable AutoAnchor");
+  app.add_option("--cache", o.cache, "Image --cache ram/disk (decoded once into DATA.ffr/cache/, shared by this machine's ranks)")
+      ->expected(0, 1)
+      ->default_str("ram")
+      ->check(CLI::IsMember({"ram", "disk"}));
   app.add_option("--train-split", o.train_split, "Training split (default: train*)");
   app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
   app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");

@@ -87,6 +87,8 @@ Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchRes
   lo.batch_size = o.batch_size;
   lo.workers = o.workers;
   lo.decode_less = o.decode_less;
+  lo.pixel_cache = !o.cache.empty();
+  if (o.cache == "ram") lo.reader.backend = ffr::IoBackend::kMmap;
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
   const int64_t want = o.samples > 0 ? o.samples : loader->samples_per_epoch();

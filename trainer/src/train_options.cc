@@ -39,6 +39,7 @@ void VisitSavedFields(Options& o, Visit&& visit) {
   visit("threads", o.threads);
   visit("sync_bn", o.sync_bn);
   visit("noautoanchor", o.noautoanchor);
+  visit("cache", o.cache);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "ffyolo/loss.h"
 #include "ffyolo/model.h"
 #include "ffyolo/model_summary.h"
+#include "ffyolo/pixel_cache.h"
 #include "ffyolo/schedule.h"
 #include "ffyolo/torch_compat.h"
 #include "ffyolo/train_step.h"
@@ -131,6 +132,8 @@ struct Trainer::State {
   Status OpenRunDirectory();
   Status BuildModels();
   Status CheckAmp();
+  // --cache: builds the split's pixel cache unless a current one is there.
+  Status SetUpPixelCache(const std::string& split, bool training);
   Status SetUpData();
   Status SetUpOptimizer();
   Status RestoreResumedState();
@@ -168,6 +171,8 @@ Status Trainer::State::LoadHyp() {
 Status Trainer::State::CheckOptions() {
   if (opt.img_size % 32 != 0) opt.img_size = (opt.img_size + 31) / 32 * 32;  // check_img_size
   if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
+  if (!opt.cache.empty() && opt.cache != "ram" && opt.cache != "disk")
+    return Status::InvalidArgument("--cache " + opt.cache + ": expected ram or disk");
   rank = opt.distributed ? opt.dist.rank : 0;
   world = opt.distributed ? opt.dist.world_size : 1;
   main_rank = rank == 0;
@@ -289,7 +294,33 @@ Status Trainer::State::CheckAmp() {
   return Status::OK();
 }
 
+Status Trainer::State::SetUpPixelCache(const std::string& split, bool training) {
+  PixelCacheOptions po;
+  po.split = split;
+  po.img_size = opt.img_size;
+  po.training = training;
+  po.threads = cpus;
+  const std::string task = std::string(training ? "train" : "val") + " cache";
+  if (main_rank) {
+    po.on_progress = [&](const PixelCacheOptions::Progress& p) { report().OnSetUpProgress(task, p.done, p.total); };
+    po.on_message = [this](const std::string& m) { Info(m); };
+  }
+  // Every rank asks; the first of a machine to take the cache's lock builds it
+  // and the others wait on the lock, then find it complete.
+  PixelCacheSummary summary;
+  FFR_RETURN_IF_ERROR(BuildPixelCache(*dataset, po, &summary));
+  char line[256];
+  std::snprintf(line, sizeof(line), "Caching images (%.1fGB %s): %s %s", summary.bytes / 1e9,
+                opt.cache == "ram" ? "RAM, shared by this machine's ranks" : "disk", summary.directory.c_str(),
+                summary.was_complete ? "(built before)" : "built");
+  Info(line);
+  return Status::OK();
+}
+
 Status Trainer::State::SetUpData() {
+  const bool cache = !opt.cache.empty();
+  ffr::ReaderOptions cache_reader;
+  cache_reader.backend = opt.cache == "ram" ? ffr::IoBackend::kMmap : ffr::IoBackend::kAuto;
   LoaderOptions& lo = loader_options;
   lo.split = opt.train_split;
   lo.training = true;
@@ -302,6 +333,11 @@ Status Trainer::State::SetUpData() {
   lo.workers = std::max(1, std::min(opt.workers, cpus));
   lo.allocator = cuda ? &pinned : nullptr;
   lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
+  if (cache) {
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(opt.train_split, /*training=*/true));
+    lo.pixel_cache = true;
+    lo.reader = cache_reader;
+  }
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
   transfer = std::make_unique<BatchTransfer>(loader.get(), device);
   std::string val_split = opt.val_split;
@@ -314,6 +350,11 @@ Status Trainer::State::SetUpData() {
   vo.img_size = opt.img_size;
   vo.batch_size = opt.batch_size * 2;
   vo.workers = lo.workers;
+  if (cache && !opt.noval && main_rank) {  // as train.py: no validation cache with --noval
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(val_split, /*training=*/false));
+    vo.pixel_cache = true;
+    vo.reader = cache_reader;
+  }
   if (main_rank) FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
   return Status::OK();
 }

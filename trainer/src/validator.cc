@@ -26,6 +26,8 @@ ffr::Status Validator::Open(const Dataset& dataset, const ValidatorOptions& opti
   lo.img_size = options.img_size;
   lo.batch_size = options.batch_size;
   lo.workers = options.workers;
+  lo.pixel_cache = options.pixel_cache;
+  lo.reader = options.reader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &v->loader_));
   v->split_ = v->loader_->split();
   FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(v->split_, &v->index_));

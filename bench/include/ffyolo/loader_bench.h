@@ -22,6 +22,9 @@ struct LoaderBenchOptions {
   int workers = 1;
   int64_t samples = 0;      // samples to time (0: one epoch); one warm-up batch is not timed
   bool decode_less = true;
+  // BenchLoader only: "ram" or "disk" reads the split's pixel cache (which
+  // must be built: BuildPixelCache) through mmap or io_uring instead of decoding.
+  std::string cache;
   std::string workdir;      // where the baseline's small files go ("" = a temporary directory)
 };
 

@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
+#include <filesystem>
+#include <map>
+
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/model.h"
 #include "ffyolo/results.h"
@@ -185,11 +189,56 @@ TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
   EXPECT_EQ(resumed->summary().results.size(), 1u);  // results.csv's rows so far
 }
 
+// Reports the set-up progress and the console lines.
+class CacheRecorder : public LossRecorder {
+ public:
+  std::map<std::string, int64_t> progress;  // task -> last done
+  std::vector<std::string> lines;
+  void OnSetUpProgress(const std::string& task, int64_t done, int64_t total) override {
+    EXPECT_LE(done, total);
+    progress[task] = done;
+  }
+  void OnMessage(TrainMessage, const std::string& text) override { lines.push_back(text); }
+};
+
+TEST(TrainerTest, CacheRamBuildsTheTrainAndValCachesOnceAndTrainsFromThem) {
+  testing::ScratchDir dir("stage_cache");
+  const std::string data = dir / "data.ffr";
+  std::filesystem::copy(testing::TinyDataset(), data, std::filesystem::copy_options::recursive);
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.data = data;
+  o.cache = "ram";
+  o.noval = false;
+  CacheRecorder first;
+  TrainSummary summary;
+  ffr::Status s = Train(o, &first, &summary);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(first.progress["train cache"], 32);
+  EXPECT_EQ(first.progress["val cache"], 8);
+  EXPECT_TRUE(std::filesystem::exists(data + "/cache/train2017-128/cache.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(data + "/cache/val2017-128-val/cache.yaml"));
+  ASSERT_FALSE(first.items.empty());
+  for (const auto& items : first.items)
+    for (double v : items) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_NE(testing::ReadFileToString(summary.save_dir + "/opt.yaml").find("cache: ram"), std::string::npos);
+
+  CacheRecorder second;  // the caches are current: nothing is built again
+  s = Train(o, &second, &summary);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(second.progress.empty());
+  int reused = 0;
+  for (const std::string& line : second.lines) reused += line.find("(built before)") != std::string::npos;
+  EXPECT_EQ(reused, 2);
+}
+
 TEST(TrainerTest, BadOptionsAreRefusedBeforeAnyWork) {
   testing::ScratchDir dir("stage_bad");
   TrainOptions o = TinyTrainOptions(dir / "runs", 1);
   o.batch_size = 0;
   std::unique_ptr<Trainer> t;
+  EXPECT_TRUE(Trainer::Create(o, nullptr, &t).IsInvalidArgument());
+  o = TinyTrainOptions(dir / "runs", 1);
+  o.cache = "gpu";
   EXPECT_TRUE(Trainer::Create(o, nullptr, &t).IsInvalidArgument());
   o = TinyTrainOptions(dir / "runs", 1);
   o.device = "tpu";

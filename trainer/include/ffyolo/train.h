@@ -40,6 +40,10 @@ struct TrainOptions {
   bool noval = false;                     // validate only the final epoch
   bool nosave = false;                    // save only the final checkpoint
   bool noautoanchor = false;              // keep the model's anchors whatever their fit (AutoAnchor off)
+  // --cache: "ram" or "disk" train (and val) from the dataset's pixel caches
+  // (pixel_cache.h), built first when missing or stale; "ram" maps them, so
+  // the ranks of a machine share one copy in the page cache. "": decode JPEGs.
+  std::string cache;
   std::string train_split, val_split;     // "" = train* / val* (the training split when there is no other)
   int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0

@@ -70,6 +70,8 @@ class TrainObserver {
  public:
   virtual ~TrainObserver() = default;
   virtual void OnMessage(TrainMessage kind, const std::string& text) {}
+  // Long set-up work (building a pixel cache), a few times a second; the last call has done == total.
+  virtual void OnSetUpProgress(const std::string& task, int64_t done, int64_t total) {}
   virtual void OnTrainStart(const TrainStart& start) {}
   virtual void OnTrainEpochStart(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch) {}
   virtual void OnTrainBatchEnd(const TrainBatchEnd& batch) {}

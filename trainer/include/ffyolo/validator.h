@@ -27,6 +27,8 @@ struct ValidatorOptions {
   int img_size = 640;
   int batch_size = 32;
   int workers = 4;
+  bool pixel_cache = false;   // read the split's validation pixel cache (LoaderOptions::pixel_cache)
+  ffr::ReaderOptions reader;  // how the loader reads
   NmsOptions nms{/*conf_thres=*/0.001, /*iou_thres=*/0.6, /*agnostic=*/false, /*multi_label=*/true, /*max_det=*/300};
   // Batch images: progress callback (done, total) after each batch.
   std::function<void(int64_t, int64_t)> on_progress;
