@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -345,6 +346,43 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
   return f.Hex();
 }
 
+// Where `path` really is: absolute, `..` and symlinks resolved as far as the
+// path exists, no trailing separator.
+fs::path Resolved(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  fs::path resolved = fs::weakly_canonical(absolute, ec);
+  if (ec) resolved = absolute.lexically_normal();
+  if (resolved.filename().empty() && resolved.has_parent_path()) resolved = resolved.parent_path();
+  return resolved;
+}
+
+// Whether `inner` is `outer` or lies below it, comparing whole path components.
+bool IsWithin(const fs::path& inner, const fs::path& outer) {
+  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
+}
+
+// The output is emptied before packing when forced and written into always, so
+// an output that is, holds or lies inside an input would destroy it: refused
+// whatever `force` says.
+Status CheckOutputApartFromInputs(const PackOptions& opt) {
+  const fs::path output = Resolved(opt.output);
+  const std::pair<const char*, std::string> inputs[] = {{"source", opt.source}, {"data YAML", opt.scan.data_yaml}};
+  for (const auto& [what, path] : inputs) {
+    if (path.empty()) continue;
+    const fs::path input = Resolved(path);
+    const bool inside = IsWithin(output, input), holds = IsWithin(input, output);
+    if (!inside && !holds) continue;
+    const std::string relation = inside && holds ? " is the " : inside ? " lies inside the " : " contains the ";
+    std::string message = "output " + opt.output + relation + what + " " + path;
+    if (output.string() != opt.output || input.string() != path)
+      message += " (resolved: " + output.string() + " and " + input.string() + ")";
+    return Status::InvalidArgument(message + ": choose an output directory outside the " + what +
+                                   ", which packing would overwrite");
+  }
+  return Status::OK();
+}
+
 // Decides what to do with an existing output directory: start afresh, resume,
 // or refuse.
 Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
@@ -385,6 +423,7 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   if (opt.env == nullptr) opt.env = ffr::Env::Default();
   while (opt.output.size() > 1 && opt.output.back() == '/') opt.output.pop_back();
   if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
+  FFR_RETURN_IF_ERROR(CheckOutputApartFromInputs(opt));
   if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
     return Status::InvalidArgument("--max-size must be >= 0 and --quality in [1, 100]");
   const Status align = ffr::CheckSampleAlignment(opt.align);

@@ -326,6 +326,58 @@ TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
   EXPECT_TRUE(Pack(forced, &sum).ok());
 }
 
+// --force empties the output before packing: an output that is, holds or lies
+// inside an input would take the input with it, so it is refused even forced.
+TEST(PackTest, OutputOverlappingAnInputIsRefusedEvenForced) {
+  ScratchDir dir("overlap");
+  const std::string src = dir / "data/src";
+  WriteCocoTree(src, "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
+  fs::create_directories(dir / "yaml");
+  ASSERT_TRUE(WriteStringToFile(dir / "yaml/names.yaml", "names: [a]\n"));
+  fs::create_symlink(src, dir / "link");
+  struct Case {
+    std::string source, output, relation, data_yaml = "";
+  };
+  const Case cases[] = {
+      {src, src, "is the source"},
+      {src, src + "/", "is the source"},
+      {src, src + "/../src", "is the source"},
+      {src, dir / "link", "is the source"},
+      {dir / "link", src, "is the source"},
+      {src, dir / "data", "contains the source"},
+      {src, dir.path(), "contains the source"},
+      {src, src + "/images/val", "lies inside the source"},
+      {src, src + "/out.ffr", "lies inside the source"},
+      {dir / "link", src + "/out.ffr", "lies inside the source"},
+      {src, dir / "yaml", "contains the data YAML", dir / "yaml/names.yaml"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.source + " -> " + c.output);
+    PackOptions o = Options(c.source, c.output);
+    o.scan.data_yaml = c.data_yaml;
+    o.force = true;
+    PackSummary sum;
+    const Status s = Pack(o, &sum);
+    ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    const std::string output = c.output.back() == '/' ? c.output.substr(0, c.output.size() - 1) : c.output;
+    EXPECT_NE(s.message().find("output " + output + " "), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(c.relation + " " + (c.data_yaml.empty() ? c.source : c.data_yaml)),
+              std::string::npos)
+        << s.message();
+    EXPECT_EQ(s.message().find("--force"), std::string::npos) << s.message();
+    EXPECT_TRUE(fs::exists(src + "/images/val/a.jpg"));
+    EXPECT_TRUE(fs::exists(src + "/annotations/instances_val.json"));
+    EXPECT_TRUE(fs::exists(dir / "yaml/names.yaml"));
+    EXPECT_FALSE(fs::exists(src + "/out.ffr"));
+  }
+  // A sibling whose name starts with the source's is apart from it.
+  PackOptions sibling = Options(src, src + "2.ffr");
+  sibling.force = true;
+  PackSummary sum;
+  const Status s = Pack(sibling, &sum);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
 // A pack killed mid-way leaves no complete-looking dataset; running it again
 // resumes after the finished shards and gives the same dataset as a clean run.
 TEST(PackCoco128Test, KilledPackLeavesNothingCompleteAndResumes) {
