@@ -295,6 +295,9 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   FFR_RETURN_IF_ERROR(finish_write());
   Report(true);
+  if (index_.size() == 0)
+    return Status::InvalidArgument("split '" + split_.name + "': all " + std::to_string(split_.images.size()) +
+                                   " images of " + split_.listing + " are bad and were skipped; nothing to pack");
 
   info_.samples = static_cast<int64_t>(index_.size());
   for (const ShardInfo& s : shards) info_.bytes += s.bytes;
@@ -304,7 +307,7 @@ Status SplitPacker::Run(SplitInfo* result) {
     info_.background += n == 0 ? 1 : 0;
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
-  info_.shards = shards;  // an empty split still has one (empty) shard
+  info_.shards = shards;
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
@@ -430,6 +433,12 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   if (!align.ok()) return Status::InvalidArgument("--align: " + align.message());
   SourceDataset source;
   FFR_RETURN_IF_ERROR(ScanSource(opt.source, opt.scan, &source));
+  // An empty split would pack "successfully" into a dataset nothing can train
+  // or validate on, most likely from a wrong path or an unfinished download.
+  for (const SourceSplit& split : source.splits)
+    if (split.images.empty())
+      return Status::InvalidArgument("split '" + split.name + "' has no images: " + split.listing +
+                                     " lists none; pack the other splits with --splits");
   for (const std::string& w : source.warnings)
     if (opt.on_message) opt.on_message("warning: " + w);
   *summary = PackSummary();

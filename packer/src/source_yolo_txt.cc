@@ -202,6 +202,7 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
   std::unordered_set<std::string> labelled_stems;
   std::vector<std::string> label_paths(image_files.size());
   out->name = split;
+  out->listing = image_dir;
   out->images.resize(image_files.size());
   for (size_t i = 0; i < image_files.size(); ++i) {
     const std::string stem = WithoutExtension(image_files[i]);

@@ -295,17 +295,52 @@ TEST(PackTest, SkipBadReportsEachSkipAndCounts) {
   EXPECT_FLOAT_EQ(idx.boxes(0)[0].area, 200.0f);
 }
 
-TEST(PackTest, EmptySplitGetsOneEmptyShard) {
-  ScratchDir dir("empty");
+// A split without images packs into nothing anyone can train or validate on:
+// refused before any output is written, naming the split and its listing.
+TEST(PackTest, EmptyCocoSplitIsRefused) {
+  ScratchDir dir("empty_coco");
+  WriteCocoTree(dir / "src", "train", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
   WriteCocoTree(dir / "src", "val", {});
   PackSummary sum;
-  ASSERT_TRUE(Pack(Options(dir / "src", dir / "out.ffr"), &sum).ok());
+  const Status s = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'val' has no images"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(dir / "src/annotations/instances_val.json"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "out.ffr"));
+}
+
+TEST(PackTest, EmptyYoloSplitIsRefused) {
+  ScratchDir dir("empty_yolo");
+  for (const char* sub : {"images/train2017", "labels/train2017", "images/val2017", "labels/val2017"})
+    fs::create_directories(dir / (std::string("src/") + sub));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/data.yaml", "names: [a]\n"));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/images/train2017/notes.txt", "not an image"));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/images/val2017/a.jpg", MakeJpeg(32, 24, 3)));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/labels/val2017/a.txt", "0 0.5 0.5 0.2 0.2\n"));
+  PackSummary sum;
+  const Status s = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'train2017' has no images"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(dir / "src/images/train2017"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "out.ffr"));
+
+  PackOptions val_only = Options(dir / "src", dir / "out.ffr");
+  val_only.scan.splits = {"val2017"};
+  EXPECT_TRUE(Pack(val_only, &sum).ok());
+  EXPECT_EQ(sum.images, 1);
+}
+
+TEST(PackTest, SplitWhoseImagesAreAllSkippedIsRefused) {
+  ScratchDir dir("all_skipped");
+  WriteCocoTree(dir / "src", "val", {{"gone.jpg", 32, 24, "", kBox}});
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.skip_bad = true;
+  PackSummary sum;
+  const Status s = Pack(o, &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'val': all 1 images"), std::string::npos) << s.message();
   std::unique_ptr<Dataset> d;
-  ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &d).ok());
-  std::unique_ptr<ffr::Reader> r;
-  ASSERT_TRUE(d->OpenReader("val", ffr::ReaderOptions(), &r).ok());
-  EXPECT_EQ(r->size(), 0);
-  EXPECT_EQ(d->manifest().splits[0].shards.size(), 1u);
+  EXPECT_TRUE(Dataset::Open(dir / "out.ffr", &d).IsNotFound());  // nothing that looks complete
 }
 
 TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
