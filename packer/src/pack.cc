@@ -79,9 +79,10 @@ std::vector<size_t> PlanShards(const std::vector<uint64_t>& sizes, const PackOpt
     const size_t per = (n + opt.shards - 1) / opt.shards;
     for (size_t s = per; s < n && per > 0; s += per) starts.push_back(s);
   } else {
+    // A shard takes at least one image, however small the target size.
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (bytes >= opt.shard_bytes) {
+      if (bytes >= opt.shard_bytes && i > starts.back()) {
         starts.push_back(i);
         bytes = 0;
       }
@@ -427,6 +428,8 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   while (opt.output.size() > 1 && opt.output.back() == '/') opt.output.pop_back();
   if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
   FFR_RETURN_IF_ERROR(CheckOutputApartFromInputs(opt));
+  if (opt.shards <= 0 && opt.shard_bytes == 0)
+    return Status::InvalidArgument("the shard size must be more than 0 bytes (or give a number of shards)");
   if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
     return Status::InvalidArgument("--max-size must be >= 0 and --quality in [1, 100]");
   const Status align = ffr::CheckSampleAlignment(opt.align);

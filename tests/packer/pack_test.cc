@@ -343,6 +343,34 @@ TEST(PackTest, SplitWhoseImagesAreAllSkippedIsRefused) {
   EXPECT_TRUE(Dataset::Open(dir / "out.ffr", &d).IsNotFound());  // nothing that looks complete
 }
 
+// A zero target size used to plan an empty first shard and then one image per shard.
+TEST(PackTest, ShardsAreNeverEmpty) {
+  ScratchDir dir("shard_size");
+  WriteCocoTree(dir / "src", "val",
+                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
+                 {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
+                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}});
+  PackOptions zero = Options(dir / "src", dir / "zero.ffr");
+  zero.shard_bytes = 0;
+  PackSummary sum;
+  const Status s = Pack(zero, &sum);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("shard size"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "zero.ffr"));
+
+  for (const uint64_t bytes : {uint64_t{1}, uint64_t{256} << 20, UINT64_MAX}) {
+    SCOPED_TRACE(bytes);
+    PackOptions o = Options(dir / "src", dir / "out.ffr");
+    o.shard_bytes = bytes;
+    o.force = true;
+    ASSERT_TRUE(Pack(o, &sum).ok());
+    ASSERT_EQ(sum.manifest.splits.size(), 1u);
+    const auto& shards = sum.manifest.splits[0].shards;
+    EXPECT_EQ(shards.size(), bytes == 1 ? 3u : 1u);
+    for (const auto& shard : shards) EXPECT_GT(shard.samples, 0) << shard.file;
+  }
+}
+
 TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
   ScratchDir dir("refuse");
   WriteCocoTree(dir / "src", "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
