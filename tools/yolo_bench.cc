@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "ffyolo/cli.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
@@ -75,9 +76,7 @@ int RunAllReduce(const ffyolo::TrainBenchOptions& o) {
 }
 #endif
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"ffyolo benchmarks"};
   app.require_subcommand(1);
   CLI::App* loader = app.add_subcommand("loader", "Loader samples/s vs the decode-only bound and the small-file baseline");
@@ -176,4 +175,10 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-bench", [&] { return Main(argc, argv); });
 }

@@ -9,7 +9,9 @@
 #include "ffyolo/pack.h"
 #include "ffyolo/progress.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App app{"Pack a COCO dataset (official JSON or Ultralytics YOLO layout) into FFRecord shards"};
   ffyolo::PackOptions opt;
   std::string layout = "auto", shard_size = "256M";
@@ -90,4 +92,10 @@ int main(int argc, char** argv) {
                   : "",
               opt.output.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-pack", [&] { return Main(argc, argv); });
 }

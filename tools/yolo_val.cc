@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ffr/env.h"
+#include "ffyolo/cli.h"
 #include "ffyolo/coco_json.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/dataset_eval.h"
@@ -18,9 +19,7 @@ int Fail(const ffr::Status& s) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Validate YOLOv5 weights, or score COCO-format detections, on a packed dataset"};
   ffyolo::ValRunOptions o;
   std::string predictions, project = "runs/val", name = "exp";
@@ -77,4 +76,10 @@ int main(int argc, char** argv) {
   std::printf("Speed: %.1f s for %lld images. Predictions saved to %s/predictions.json\n", out.seconds,
               static_cast<long long>(out.result.images), dir.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-val", [&] { return Main(argc, argv); });
 }

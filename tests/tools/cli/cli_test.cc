@@ -1,10 +1,35 @@
-// ffyolo_cli's flag parsing.
+// ffyolo_cli: the tools' last-resort exception handling and flag parsing.
 #include "ffyolo/cli.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <stdexcept>
+
 namespace ffyolo {
 namespace {
+
+TEST(RunMainTest, ReturnsWhatMainReturns) {
+  EXPECT_EQ(RunMain("yolo-test", [] { return 0; }), 0);
+  EXPECT_EQ(RunMain("yolo-test", [] { return 75; }), 75);
+}
+
+// std::terminate used to abort the tool (exit status 134) on these.
+TEST(RunMainTest, EscapedExceptionIsAnErrorLineAndStatus1) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunMain("yolo-test", []() -> int {
+              throw std::filesystem::filesystem_error("cannot create directories", "/proc/nope",
+                                                      std::make_error_code(std::errc::no_such_file_or_directory));
+            }),
+            1);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.rfind("yolo-test: error: ", 0), 0u) << err;
+  EXPECT_NE(err.find("/proc/nope"), std::string::npos) << err;
+
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(RunMain("yolo-test", []() -> int { throw 42; }), 1);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "yolo-test: error: unknown exception\n");
+}
 
 uint64_t Size(const std::string& text) {
   uint64_t bytes = 0;

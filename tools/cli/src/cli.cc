@@ -1,6 +1,20 @@
 #include "ffyolo/cli.h"
 
+#include <cstdio>
+#include <exception>
+
 namespace ffyolo {
+
+int RunMain(const char* tool, const std::function<int()>& main) {
+  try {
+    return main();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: error: unknown exception\n", tool);
+  }
+  return 1;
+}
 
 bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error) {
   const auto fail = [&](const std::string& why) {
