@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "ffyolo/cli.h"
@@ -20,6 +21,11 @@
 #endif
 
 namespace {
+
+// CLI11's PositiveNumber and NonNegativeNumber would quote their double range,
+// up to 1.8e308 in full, when they refuse a count.
+const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+const CLI::Range kNonNegative(int64_t{0}, std::numeric_limits<int64_t>::max());
 
 // Runs the loader while `measure` fills *other on its own thread: the loader
 // starts once the measurement is set up, and the measurement stops when the
@@ -85,11 +91,12 @@ int Main(int argc, char** argv) {
   bool no_baseline = false, full_decode = false, alongside = false;
   loader->add_option("--data", data, "Packed dataset (NAME.ffr)")->required();
   loader->add_option("--split", o.split, "Split (default: train*, or val* with --val)");
-  loader->add_option("--img", o.img_size, "Image size");
-  loader->add_option("--batch", o.batch_size, "Batch size");
-  loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)");
+  loader->add_option("--img", o.img_size, "Image size")->check(kPositive);
+  loader->add_option("--batch", o.batch_size, "Batch size")->check(kPositive);
+  loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)")->check(kPositive);
   loader->add_flag("--val", o.validation, "Validation samples (letterbox, rect batches) instead of mosaic");
-  loader->add_option("--samples", o.samples, "Samples to time (default: one epoch)");
+  loader->add_option("--samples", o.samples, "Samples to time (0, the default: one epoch)")
+      ->check(kNonNegative);
   loader->add_flag("--full-decode", full_decode, "Decode every JPEG whole and at full size (no DCT scaling, no mosaic region decodes)");
   loader->add_flag("--no-baseline", no_baseline, "Skip the small-file baseline");
   loader->add_flag("--alongside", alongside,
@@ -106,13 +113,13 @@ int Main(int argc, char** argv) {
   for (CLI::App* sub : {train, allreduce}) {
     sub->add_option("--cfg", t.cfg, "Model (a shipped name or a YAML)");
     sub->add_option("--device", t.device, "cuda device, i.e. 0 or cpu (default: the first GPU, else the CPU)");
-    sub->add_option("--steps", t.steps, "Timed steps")->check(CLI::PositiveNumber);
+    sub->add_option("--steps", t.steps, "Timed steps")->check(kPositive);
   }
-  train->add_option("--img", t.img_size, "Image size");
-  train->add_option("--batch", t.batch_size, "Batch size")->check(CLI::PositiveNumber);
-  train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(CLI::NonNegativeNumber);
+  train->add_option("--img", t.img_size, "Image size")->check(kPositive);
+  train->add_option("--batch", t.batch_size, "Batch size")->check(kPositive);
+  train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(kNonNegative);
   train->add_option("--data", t.data, "Packed dataset: feed the steps through the loader (default: one random batch)");
-  train->add_option("--workers", t.workers, "Loader threads")->check(CLI::PositiveNumber);
+  train->add_option("--workers", t.workers, "Loader threads")->check(kPositive);
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
 #endif
   CLI11_PARSE(app, argc, argv);
