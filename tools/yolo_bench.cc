@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <thread>
 
+#include "ffyolo/cli.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
@@ -20,6 +22,11 @@
 #endif
 
 namespace {
+
+// CLI11's PositiveNumber and NonNegativeNumber would quote their double range,
+// up to 1.8e308 in full, when they refuse a count.
+const CLI::Range kPositive(1, std::numeric_limits<int>::max());
+const CLI::Range kNonNegative(int64_t{0}, std::numeric_limits<int64_t>::max());
 
 // Runs the loader while `measure` fills *other on its own thread: the loader
 // starts once the measurement is set up, and the measurement stops when the
@@ -101,9 +108,7 @@ int CompareCache(const ffyolo::Dataset& dataset, ffyolo::LoaderBenchOptions o, c
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"ffyolo benchmarks"};
   app.require_subcommand(1);
   CLI::App* loader = app.add_subcommand("loader", "Loader samples/s vs the decode-only bound and the small-file baseline");
@@ -112,11 +117,12 @@ int main(int argc, char** argv) {
   bool no_baseline = false, full_decode = false, alongside = false;
   loader->add_option("--data", data, "Packed dataset (NAME.ffr)")->required();
   loader->add_option("--split", o.split, "Split (default: train*, or val* with --val)");
-  loader->add_option("--img", o.img_size, "Image size");
-  loader->add_option("--batch", o.batch_size, "Batch size");
-  loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)");
+  loader->add_option("--img", o.img_size, "Image size")->check(kPositive);
+  loader->add_option("--batch", o.batch_size, "Batch size")->check(kPositive);
+  loader->add_option("--workers", o.workers, "Loader threads (and baseline threads)")->check(kPositive);
   loader->add_flag("--val", o.validation, "Validation samples (letterbox, rect batches) instead of mosaic");
-  loader->add_option("--samples", o.samples, "Samples to time (default: one epoch)");
+  loader->add_option("--samples", o.samples, "Samples to time (0, the default: one epoch)")
+      ->check(kNonNegative);
   loader->add_option("--cache", o.cache,
                      "Also time the loader on the split's pixel cache (built first if needed, untimed), side by side "
                      "with the JPEG loader")
@@ -137,13 +143,13 @@ int main(int argc, char** argv) {
   for (CLI::App* sub : {train, allreduce}) {
     sub->add_option("--cfg", t.cfg, "Model (a shipped name or a YAML)");
     sub->add_option("--device", t.device, "cuda device, i.e. 0 or cpu (default: the first GPU, else the CPU)");
-    sub->add_option("--steps", t.steps, "Timed steps")->check(CLI::PositiveNumber);
+    sub->add_option("--steps", t.steps, "Timed steps")->check(kPositive);
   }
-  train->add_option("--img", t.img_size, "Image size");
-  train->add_option("--batch", t.batch_size, "Batch size")->check(CLI::PositiveNumber);
-  train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(CLI::NonNegativeNumber);
+  train->add_option("--img", t.img_size, "Image size")->check(kPositive);
+  train->add_option("--batch", t.batch_size, "Batch size")->check(kPositive);
+  train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(kNonNegative);
   train->add_option("--data", t.data, "Packed dataset: feed the steps through the loader (default: one random batch)");
-  train->add_option("--workers", t.workers, "Loader threads")->check(CLI::PositiveNumber);
+  train->add_option("--workers", t.workers, "Loader threads")->check(kPositive);
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
 #endif
   CLI11_PARSE(app, argc, argv);
@@ -207,4 +213,10 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-bench", [&] { return Main(argc, argv); });
 }

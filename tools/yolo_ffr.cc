@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "ffyolo/batch_grid.h"
+#include "ffyolo/cli.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/progress.h"
@@ -142,9 +143,7 @@ int ForEachRecord(const std::string& path, std::string split, std::vector<int64_
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Look into a packed ffyolo dataset (NAME.ffr/)"};
   app.require_subcommand(1);
   std::string path, split, out_dir;
@@ -251,4 +250,10 @@ int main(int argc, char** argv) {
                          std::printf("%s\n", image.c_str());
                          return Status::OK();
                        });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-ffr", [&] { return Main(argc, argv); });
 }

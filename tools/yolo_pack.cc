@@ -5,35 +5,13 @@
 #include <memory>
 
 #include "ffr/shard_writer.h"
+#include "ffyolo/cli.h"
 #include "ffyolo/pack.h"
 #include "ffyolo/progress.h"
 
 namespace {
 
-// "256M", "1G", "4096" -> bytes.
-bool ParseSize(const std::string& text, uint64_t* bytes) {
-  if (text.empty()) return false;
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &pos);
-  } catch (...) {
-    return false;
-  }
-  const std::string unit = text.substr(pos);
-  double mult = 1;
-  if (unit == "K" || unit == "KiB" || unit == "k") mult = 1024.0;
-  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) return false;
-  if (v <= 0) return false;
-  *bytes = static_cast<uint64_t>(v * mult);
-  return true;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Pack a COCO dataset (official JSON or Ultralytics YOLO layout) into FFRecord shards"};
   ffyolo::PackOptions opt;
   std::string layout = "auto", shard_size = "256M";
@@ -62,8 +40,8 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--force", opt.force, "Overwrite an existing output");
   CLI11_PARSE(app, argc, argv);
 
-  if (!ParseSize(shard_size, &opt.shard_bytes)) {
-    std::fprintf(stderr, "yolo-pack: bad --shard-size '%s' (examples: 256M, 1G)\n", shard_size.c_str());
+  if (std::string why; !ffyolo::ParseByteSize(shard_size, &opt.shard_bytes, &why)) {
+    std::fprintf(stderr, "yolo-pack: bad --shard-size: %s\n", why.c_str());
     return 2;
   }
   if (const ffr::Status s = ffr::CheckSampleAlignment(opt.align); !s.ok()) {
@@ -114,4 +92,10 @@ int main(int argc, char** argv) {
                   : "",
               opt.output.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-pack", [&] { return Main(argc, argv); });
 }

@@ -5,10 +5,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ffyolo/cli.h"
 #include "ffyolo/synthetic.h"
 #include "ffyolo/synthetic_classes.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   ffyolo::SyntheticOptions options;
   std::string size;
   std::string subsampling = "420";
@@ -57,4 +60,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(summary.objects), options.num_classes, static_cast<long long>(summary.bytes),
               options.output_dir.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-synth", [&] { return Main(argc, argv); });
 }

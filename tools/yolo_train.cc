@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "ffyolo/cli.h"
 #include "ffyolo/dataset_eval.h"
 #include "ffyolo/device.h"
 #include "ffyolo/launcher.h"
@@ -126,9 +127,7 @@ int Fail(const std::string& what, const ffr::Status& s) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Train YOLOv5 on a packed ffyolo dataset"};
   ffyolo::TrainOptions o;
   bool summary = false;
@@ -247,4 +246,10 @@ int main(int argc, char** argv) {
   }
   if (!s.ok()) return Fail("", s);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-train", [&] { return Main(argc, argv); });
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "ffr/env.h"
+#include "ffyolo/cli.h"
 #include "ffyolo/coco_json.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/dataset_eval.h"
@@ -18,9 +19,7 @@ int Fail(const ffr::Status& s) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"Validate YOLOv5 weights, or score COCO-format detections, on a packed dataset"};
   ffyolo::ValRunOptions o;
   std::string predictions, project = "runs/val", name = "exp";
@@ -65,16 +64,24 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // The output directory first, as val.py does: an unwritable one fails before the model runs, not after.
+  const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
+  ffr::Status s = ffr::Env::Default()->CreateDirs(dir);
+  if (!s.ok()) return Fail(s);
   ffyolo::ValidationOutput out;
   std::vector<std::string> names;
-  ffr::Status s = ffyolo::ValidateWeights(o, &out, &names);
+  s = ffyolo::ValidateWeights(o, &out, &names);
   if (!s.ok()) return Fail(s);
   std::printf("%s", ffyolo::FormatEvalReport(out.result, names, verbose || names.size() < 50).c_str());
-  const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
-  s = ffr::Env::Default()->CreateDirs(dir);
-  if (s.ok()) s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/predictions.json", out.predictions_json);
+  s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/predictions.json", out.predictions_json);
   if (!s.ok()) return Fail(s);
   std::printf("Speed: %.1f s for %lld images. Predictions saved to %s/predictions.json\n", out.seconds,
               static_cast<long long>(out.result.images), dir.c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ffyolo::RunMain("yolo-val", [&] { return Main(argc, argv); });
 }

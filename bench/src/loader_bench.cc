@@ -158,10 +158,14 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   std::vector<std::string> records;
   FFR_RETURN_IF_ERROR(ReadAllRecords(dataset, split, &records));
   // One JPEG file per sample, as a COCO tree holds them.
-  const std::string dir = o.workdir.empty() ? fs::temp_directory_path().string() + "/yolo-bench-files." +
-                                                  std::to_string(::getpid())
-                                            : o.workdir;
-  fs::create_directories(dir);
+  std::error_code ec;
+  const fs::path temp = fs::temp_directory_path(ec);
+  const std::string dir =
+      o.workdir.empty() ? (ec ? fs::path("/tmp") : temp).string() + "/yolo-bench-files." + std::to_string(::getpid())
+                        : o.workdir;
+  if (fs::create_directories(dir, ec); ec || !fs::is_directory(dir, ec))
+    return Status::IOError(dir + ": cannot create the baseline's work directory" +
+                           (ec ? ": " + ec.message() : ": it exists and is not a directory"));
   std::vector<std::string> files;
   std::vector<std::vector<Box>> labels;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -169,9 +173,11 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
     FFR_RETURN_IF_ERROR(
         RecordView::Parse(reinterpret_cast<const uint8_t*>(records[i].data()), records[i].size(), split, &v));
     files.push_back(dir + "/" + std::to_string(i) + ".jpg");
-    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(
+    const Status written = ffr::WriteFileAtomically(
         ffr::Env::Default(), files.back(),
-        std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size())));
+        std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size()));
+    if (!written.ok())
+      return Status::IOError(dir + ": cannot write the baseline's files there: " + written.message());
     std::vector<Box> boxes;
     for (const Box& b : v.boxes())
       if (!b.iscrowd) boxes.push_back(b);
@@ -252,7 +258,7 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   watch.Stop(result);
   result->items = done;
   result->cpu_seconds = std::accumulate(cpu_seconds.begin(), cpu_seconds.end(), 0.0);
-  if (o.workdir.empty()) fs::remove_all(dir);
+  if (o.workdir.empty()) fs::remove_all(dir, ec);
   if (failed) return Status::IOError(dir + ": cv::imread failed on a baseline file");
   return Status::OK();
 #endif

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -78,9 +79,10 @@ std::vector<size_t> PlanShards(const std::vector<uint64_t>& sizes, const PackOpt
     const size_t per = (n + opt.shards - 1) / opt.shards;
     for (size_t s = per; s < n && per > 0; s += per) starts.push_back(s);
   } else {
+    // A shard takes at least one image, however small the target size.
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (bytes >= opt.shard_bytes) {
+      if (bytes >= opt.shard_bytes && i > starts.back()) {
         starts.push_back(i);
         bytes = 0;
       }
@@ -294,6 +296,9 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   FFR_RETURN_IF_ERROR(finish_write());
   Report(true);
+  if (index_.size() == 0)
+    return Status::InvalidArgument("split '" + split_.name + "': all " + std::to_string(split_.images.size()) +
+                                   " images of " + split_.listing + " are bad and were skipped; nothing to pack");
 
   info_.samples = static_cast<int64_t>(index_.size());
   for (const ShardInfo& s : shards) info_.bytes += s.bytes;
@@ -303,7 +308,7 @@ Status SplitPacker::Run(SplitInfo* result) {
     info_.background += n == 0 ? 1 : 0;
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
-  info_.shards = shards;  // an empty split still has one (empty) shard
+  info_.shards = shards;
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
@@ -343,6 +348,43 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
     }
   }
   return f.Hex();
+}
+
+// Where `path` really is: absolute, `..` and symlinks resolved as far as the
+// path exists, no trailing separator.
+fs::path Resolved(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  fs::path resolved = fs::weakly_canonical(absolute, ec);
+  if (ec) resolved = absolute.lexically_normal();
+  if (resolved.filename().empty() && resolved.has_parent_path()) resolved = resolved.parent_path();
+  return resolved;
+}
+
+// Whether `inner` is `outer` or lies below it, comparing whole path components.
+bool IsWithin(const fs::path& inner, const fs::path& outer) {
+  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
+}
+
+// The output is emptied before packing when forced and written into always, so
+// an output that is, holds or lies inside an input would destroy it: refused
+// whatever `force` says.
+Status CheckOutputApartFromInputs(const PackOptions& opt) {
+  const fs::path output = Resolved(opt.output);
+  const std::pair<const char*, std::string> inputs[] = {{"source", opt.source}, {"data YAML", opt.scan.data_yaml}};
+  for (const auto& [what, path] : inputs) {
+    if (path.empty()) continue;
+    const fs::path input = Resolved(path);
+    const bool inside = IsWithin(output, input), holds = IsWithin(input, output);
+    if (!inside && !holds) continue;
+    const std::string relation = inside && holds ? " is the " : inside ? " lies inside the " : " contains the ";
+    std::string message = "output " + opt.output + relation + what + " " + path;
+    if (output.string() != opt.output || input.string() != path)
+      message += " (resolved: " + output.string() + " and " + input.string() + ")";
+    return Status::InvalidArgument(message + ": choose an output directory outside the " + what +
+                                   ", which packing would overwrite");
+  }
+  return Status::OK();
 }
 
 // Decides what to do with an existing output directory: start afresh, resume,
@@ -385,12 +427,21 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   if (opt.env == nullptr) opt.env = ffr::Env::Default();
   while (opt.output.size() > 1 && opt.output.back() == '/') opt.output.pop_back();
   if (opt.output.empty()) return Status::InvalidArgument("no output directory given");
+  FFR_RETURN_IF_ERROR(CheckOutputApartFromInputs(opt));
+  if (opt.shards <= 0 && opt.shard_bytes == 0)
+    return Status::InvalidArgument("the shard size must be more than 0 bytes (or give a number of shards)");
   if (opt.max_size < 0 || opt.quality < 1 || opt.quality > 100)
     return Status::InvalidArgument("--max-size must be >= 0 and --quality in [1, 100]");
   const Status align = ffr::CheckSampleAlignment(opt.align);
   if (!align.ok()) return Status::InvalidArgument("--align: " + align.message());
   SourceDataset source;
   FFR_RETURN_IF_ERROR(ScanSource(opt.source, opt.scan, &source));
+  // An empty split would pack "successfully" into a dataset nothing can train
+  // or validate on, most likely from a wrong path or an unfinished download.
+  for (const SourceSplit& split : source.splits)
+    if (split.images.empty())
+      return Status::InvalidArgument("split '" + split.name + "' has no images: " + split.listing +
+                                     " lists none; pack the other splits with --splits");
   for (const std::string& w : source.warnings)
     if (opt.on_message) opt.on_message("warning: " + w);
   *summary = PackSummary();

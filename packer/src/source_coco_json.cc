@@ -249,6 +249,7 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   std::vector<CocoImage>& images = collector.images;
   std::sort(images.begin(), images.end(), [](const CocoImage& a, const CocoImage& b) { return a.id < b.id; });
   out->name = split;
+  out->listing = file;
   out->images.resize(images.size());
   std::unordered_map<int64_t, size_t> position_of_image;
   for (size_t i = 0; i < images.size(); ++i) {

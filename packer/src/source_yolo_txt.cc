@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -67,6 +68,25 @@ bool ParseFloat(std::string_view token, float* value) {
   return ec == std::errc() && end == token.data() + token.size();
 }
 
+// A token as an error message shows it: a NUL would end the message where it
+// is printed, and other unprintable bytes would not be seen, so both are escaped.
+std::string Shown(std::string_view token) {
+  std::string shown;
+  for (const char c : token) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == 0) {
+      shown += "\\0";
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", byte);
+      shown += escaped;
+    } else {
+      shown += c;
+    }
+  }
+  return shown;
+}
+
 // Checks one row and turns it into a box; "" when fine, else what is wrong.
 std::string ParseRow(const std::vector<std::string_view>& fields, size_t num_classes, Box* box, int* cls) {
   const size_t n = fields.size();
@@ -76,15 +96,15 @@ std::string ParseRow(const std::vector<std::string_view>& fields, size_t num_cla
            std::to_string(n);
   std::vector<float> values(n);
   for (size_t k = 0; k < n; ++k) {
-    if (!ParseFloat(fields[k], &values[k])) return "'" + std::string(fields[k]) + "' is not a number";
-    if (!std::isfinite(values[k])) return "'" + std::string(fields[k]) + "' is not finite";
-    if (values[k] < 0) return "negative value " + std::string(fields[k]);
+    if (!ParseFloat(fields[k], &values[k])) return "'" + Shown(fields[k]) + "' is not a number";
+    if (!std::isfinite(values[k])) return "'" + Shown(fields[k]) + "' is not finite";
+    if (values[k] < 0) return "negative value " + Shown(fields[k]);
     if (k > 0 && values[k] > 1)
-      return "coordinate " + std::string(fields[k]) + " > 1 (labels must be normalized to [0, 1])";
+      return "coordinate " + Shown(fields[k]) + " > 1 (labels must be normalized to [0, 1])";
   }
-  if (values[0] != std::floor(values[0])) return "class " + std::string(fields[0]) + " is not an integer";
+  if (values[0] != std::floor(values[0])) return "class " + Shown(fields[0]) + " is not an integer";
   if ((num_classes > 0 && values[0] >= num_classes) || values[0] > 65535)
-    return "class " + std::string(fields[0]) + " is out of range (nc=" + std::to_string(num_classes) + ")";
+    return "class " + Shown(fields[0]) + " is out of range (nc=" + std::to_string(num_classes) + ")";
   *cls = static_cast<int>(values[0]);
   box->class_index = static_cast<uint16_t>(*cls);
   box->iscrowd = false;
@@ -114,7 +134,10 @@ LabelResult ParseLabelFile(const std::string& path, size_t num_classes) {
   std::set<std::array<float, 5>> seen;
   std::vector<std::string_view> fields;
   size_t line_number = 0;
-  for (size_t line_start = 0; line_start < text.size();) {
+  // Windows editors start UTF-8 files with a byte-order mark; it is no part of the first number.
+  static constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  const size_t text_start = std::string_view(text).substr(0, kUtf8Bom.size()) == kUtf8Bom ? kUtf8Bom.size() : 0;
+  for (size_t line_start = text_start; line_start < text.size();) {
     size_t line_end = text.find('\n', line_start);
     if (line_end == std::string::npos) line_end = text.size();
     ++line_number;
@@ -202,6 +225,7 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
   std::unordered_set<std::string> labelled_stems;
   std::vector<std::string> label_paths(image_files.size());
   out->name = split;
+  out->listing = image_dir;
   out->images.resize(image_files.size());
   for (size_t i = 0; i < image_files.size(); ++i) {
     const std::string stem = WithoutExtension(image_files[i]);

@@ -48,6 +48,25 @@ TEST(LoaderBenchTest, LoaderDecodeBoundAndBaselineMeasure) {
 
 // Beside the loader (--alongside) the bound and the baseline say when they
 // are set up and run until told to stop, the bound never less than one pass.
+// fs::create_directories threw out of yolo-bench (exit 134) for these.
+TEST(LoaderBenchTest, BaselineWorkdirThatCannotBeCreatedIsAnError) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(testing::PackedSyntheticDataset(), &d).ok());
+  testing::ScratchDir dir("bench_workdir");
+  ASSERT_TRUE(testing::WriteStringToFile(dir / "file", "not a directory"));
+  LoaderBenchOptions o;
+  o.img_size = 64;
+  o.samples = 1;
+  for (const std::string& workdir : {std::string("/proc/nope"), dir / "file", dir / "file/below"}) {
+    o.workdir = workdir;
+    BenchResult baseline;
+    const ffr::Status s = BenchSmallFileBaseline(*d, o, nullptr, &baseline);
+    if (s.IsNotSupported()) GTEST_SKIP() << s.message();
+    EXPECT_TRUE(s.IsIOError()) << workdir << ": " << s.ToString();
+    EXPECT_NE(s.message().find(workdir + ": cannot "), std::string::npos) << s.message();
+  }
+}
+
 TEST(LoaderBenchTest, AlongsideMeasurementsRunUntilStopped) {
   std::unique_ptr<Dataset> d;
   ASSERT_TRUE(Dataset::Open(testing::PackedSyntheticDataset(), &d).ok());

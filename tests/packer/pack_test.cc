@@ -295,17 +295,80 @@ TEST(PackTest, SkipBadReportsEachSkipAndCounts) {
   EXPECT_FLOAT_EQ(idx.boxes(0)[0].area, 200.0f);
 }
 
-TEST(PackTest, EmptySplitGetsOneEmptyShard) {
-  ScratchDir dir("empty");
+// A split without images packs into nothing anyone can train or validate on:
+// refused before any output is written, naming the split and its listing.
+TEST(PackTest, EmptyCocoSplitIsRefused) {
+  ScratchDir dir("empty_coco");
+  WriteCocoTree(dir / "src", "train", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
   WriteCocoTree(dir / "src", "val", {});
   PackSummary sum;
-  ASSERT_TRUE(Pack(Options(dir / "src", dir / "out.ffr"), &sum).ok());
+  const Status s = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'val' has no images"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(dir / "src/annotations/instances_val.json"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "out.ffr"));
+}
+
+TEST(PackTest, EmptyYoloSplitIsRefused) {
+  ScratchDir dir("empty_yolo");
+  for (const char* sub : {"images/train2017", "labels/train2017", "images/val2017", "labels/val2017"})
+    fs::create_directories(dir / (std::string("src/") + sub));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/data.yaml", "names: [a]\n"));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/images/train2017/notes.txt", "not an image"));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/images/val2017/a.jpg", MakeJpeg(32, 24, 3)));
+  ASSERT_TRUE(WriteStringToFile(dir / "src/labels/val2017/a.txt", "0 0.5 0.5 0.2 0.2\n"));
+  PackSummary sum;
+  const Status s = Pack(Options(dir / "src", dir / "out.ffr"), &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'train2017' has no images"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(dir / "src/images/train2017"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "out.ffr"));
+
+  PackOptions val_only = Options(dir / "src", dir / "out.ffr");
+  val_only.scan.splits = {"val2017"};
+  EXPECT_TRUE(Pack(val_only, &sum).ok());
+  EXPECT_EQ(sum.images, 1);
+}
+
+TEST(PackTest, SplitWhoseImagesAreAllSkippedIsRefused) {
+  ScratchDir dir("all_skipped");
+  WriteCocoTree(dir / "src", "val", {{"gone.jpg", 32, 24, "", kBox}});
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.skip_bad = true;
+  PackSummary sum;
+  const Status s = Pack(o, &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("split 'val': all 1 images"), std::string::npos) << s.message();
   std::unique_ptr<Dataset> d;
-  ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &d).ok());
-  std::unique_ptr<ffr::Reader> r;
-  ASSERT_TRUE(d->OpenReader("val", ffr::ReaderOptions(), &r).ok());
-  EXPECT_EQ(r->size(), 0);
-  EXPECT_EQ(d->manifest().splits[0].shards.size(), 1u);
+  EXPECT_TRUE(Dataset::Open(dir / "out.ffr", &d).IsNotFound());  // nothing that looks complete
+}
+
+// A zero target size used to plan an empty first shard and then one image per shard.
+TEST(PackTest, ShardsAreNeverEmpty) {
+  ScratchDir dir("shard_size");
+  WriteCocoTree(dir / "src", "val",
+                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
+                 {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
+                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}});
+  PackOptions zero = Options(dir / "src", dir / "zero.ffr");
+  zero.shard_bytes = 0;
+  PackSummary sum;
+  const Status s = Pack(zero, &sum);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("shard size"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "zero.ffr"));
+
+  for (const uint64_t bytes : {uint64_t{1}, uint64_t{256} << 20, UINT64_MAX}) {
+    SCOPED_TRACE(bytes);
+    PackOptions o = Options(dir / "src", dir / "out.ffr");
+    o.shard_bytes = bytes;
+    o.force = true;
+    ASSERT_TRUE(Pack(o, &sum).ok());
+    ASSERT_EQ(sum.manifest.splits.size(), 1u);
+    const auto& shards = sum.manifest.splits[0].shards;
+    EXPECT_EQ(shards.size(), bytes == 1 ? 3u : 1u);
+    for (const auto& shard : shards) EXPECT_GT(shard.samples, 0) << shard.file;
+  }
 }
 
 TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
@@ -324,6 +387,58 @@ TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
   PackOptions forced = Options(dir / "src", dir / "out.ffr");
   forced.force = true;
   EXPECT_TRUE(Pack(forced, &sum).ok());
+}
+
+// --force empties the output before packing: an output that is, holds or lies
+// inside an input would take the input with it, so it is refused even forced.
+TEST(PackTest, OutputOverlappingAnInputIsRefusedEvenForced) {
+  ScratchDir dir("overlap");
+  const std::string src = dir / "data/src";
+  WriteCocoTree(src, "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
+  fs::create_directories(dir / "yaml");
+  ASSERT_TRUE(WriteStringToFile(dir / "yaml/names.yaml", "names: [a]\n"));
+  fs::create_symlink(src, dir / "link");
+  struct Case {
+    std::string source, output, relation, data_yaml = "";
+  };
+  const Case cases[] = {
+      {src, src, "is the source"},
+      {src, src + "/", "is the source"},
+      {src, src + "/../src", "is the source"},
+      {src, dir / "link", "is the source"},
+      {dir / "link", src, "is the source"},
+      {src, dir / "data", "contains the source"},
+      {src, dir.path(), "contains the source"},
+      {src, src + "/images/val", "lies inside the source"},
+      {src, src + "/out.ffr", "lies inside the source"},
+      {dir / "link", src + "/out.ffr", "lies inside the source"},
+      {src, dir / "yaml", "contains the data YAML", dir / "yaml/names.yaml"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.source + " -> " + c.output);
+    PackOptions o = Options(c.source, c.output);
+    o.scan.data_yaml = c.data_yaml;
+    o.force = true;
+    PackSummary sum;
+    const Status s = Pack(o, &sum);
+    ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    const std::string output = c.output.back() == '/' ? c.output.substr(0, c.output.size() - 1) : c.output;
+    EXPECT_NE(s.message().find("output " + output + " "), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(c.relation + " " + (c.data_yaml.empty() ? c.source : c.data_yaml)),
+              std::string::npos)
+        << s.message();
+    EXPECT_EQ(s.message().find("--force"), std::string::npos) << s.message();
+    EXPECT_TRUE(fs::exists(src + "/images/val/a.jpg"));
+    EXPECT_TRUE(fs::exists(src + "/annotations/instances_val.json"));
+    EXPECT_TRUE(fs::exists(dir / "yaml/names.yaml"));
+    EXPECT_FALSE(fs::exists(src + "/out.ffr"));
+  }
+  // A sibling whose name starts with the source's is apart from it.
+  PackOptions sibling = Options(src, src + "2.ffr");
+  sibling.force = true;
+  PackSummary sum;
+  const Status s = Pack(sibling, &sum);
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 // A pack killed mid-way leaves no complete-looking dataset; running it again

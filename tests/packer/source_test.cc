@@ -443,6 +443,29 @@ TEST_F(YoloTxtTest, NonNumber) {
   EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: 'abc' is not a number"));
 }
 
+// Notepad saves UTF-8 with a byte-order mark, which read as "'\xef\xbb\xbf45' is not
+// a number" and printed as "'45' is not a number".
+TEST_F(YoloTxtTest, ByteOrderMarkAtTheStartIsSkipped) {
+  const Status s = ScanOneImageProblem("\xEF\xBB\xBF" "45 0.5 0.5 0.1 0.1\n1 0.5 0.5 0.2 0.2\n");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::vector<Box>& boxes = ds_.splits[0].images[0].info.boxes;
+  ASSERT_EQ(boxes.size(), 2u);
+  EXPECT_EQ(boxes[0].class_index, 45);
+  EXPECT_EQ(ds_.class_names.size(), 46u);
+}
+
+TEST_F(YoloTxtTest, ByteOrderMarkElsewhereIsShownEscaped) {
+  const Status s = ScanOneImageProblem("0 0.5 0.5 0.1 0.1\n\xEF\xBB\xBF" "1 0.5 0.5 0.2 0.2\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":2: '\\xef\\xbb\\xbf1' is not a number"));
+}
+
+// A NUL byte ended the message where it was printed.
+TEST_F(YoloTxtTest, NulByteIsShownEscaped) {
+  const Status s = ScanOneImageProblem(std::string("0 0.5 0.5") + '\0' + " 0.1 0.1\n");
+  EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: '0.5\\0' is not a number"));
+  EXPECT_EQ(s.ToString().find('\0'), std::string::npos) << s.ToString();
+}
+
 TEST_F(YoloTxtTest, NegativeValue) {
   const Status s = ScanOneImageProblem("0 0.5 -0.5 0.1 0.1\n");
   EXPECT_THAT(s.message(), HasSubstr(LabelPath("a") + ":1: negative value -0.5"));

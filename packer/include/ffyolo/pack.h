@@ -10,7 +10,9 @@
 // what is being packed and is removed after dataset.yaml, so that running the
 // same pack again resumes after the last finished shard (or, with dataset.yaml
 // already there, just finishes); any other non-empty output is refused unless
-// `force`. Every write goes through `env`, where tests inject faults.
+// `force`. An output that is, holds or lies inside an input (the source, the
+// data YAML) is refused even with `force`, which would delete the input. Every
+// write goes through `env`, where tests inject faults.
 #pragma once
 
 #include <cstdint>

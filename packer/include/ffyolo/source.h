@@ -43,6 +43,7 @@ struct SourceImage {
 
 struct SourceSplit {
   std::string name;  // e.g. "train2017"
+  std::string listing;  // what lists the images: the COCO JSON, or images/<split> for YOLO
   std::vector<SourceImage> images;  // COCO JSON: by image id; YOLO: by file name
   // Annotations without an image: YOLO label files whose image is missing, or
   // COCO annotations whose image_id is not in "images". Never an error.

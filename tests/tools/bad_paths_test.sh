@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Every tool run with the paths users get wrong: a missing input, an output it
+# cannot write (/proc/nope, a file, a read-only directory). Each must end with
+# a message on stderr and exit status 1 or 2; an uncaught exception used to
+# abort yolo-bench with status 134.
+# Usage: bad_paths_test.sh BIN_DIR SCRATCH_DIR
+set -uo pipefail
+bin=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# Whether this build has TOOL (yolo-train and yolo-val need LibTorch).
+has() {
+  [ -x "$bin/$1" ] && return 0
+  echo "skip: $1 is not built"
+  return 1
+}
+
+# run TOOL ARGS...: sets $status, $out and $err.
+run() {
+  local tool=$1
+  shift
+  "$bin/$tool" "$@" >"$work/stdout" 2>"$work/stderr"
+  status=$?
+  out=$(cat "$work/stdout")
+  err=$(cat "$work/stderr")
+}
+
+# expect_error TEXT TOOL ARGS...: exit status 1 or 2 and an error line
+# "TOOL: ..." on stderr that contains TEXT.
+expect_error() {
+  local text=$1 tool=$2
+  shift 2
+  has "$tool" || return 0
+  run "$tool" "$@"
+  local what="$tool $*"
+  if [ "$status" -ne 1 ] && [ "$status" -ne 2 ]; then
+    fail "$what: exit status $status, want 1 or 2; stderr: $err"
+  elif ! grep -q "^$tool: " <<<"$err"; then
+    fail "$what: no '$tool: ' error line on stderr: $err"
+  elif ! grep -qF -- "$text" <<<"$err"; then
+    fail "$what: stderr does not say '$text': $err"
+  else
+    echo "ok: $what: $(head -n 1 <<<"$err")"
+  fi
+}
+
+# expect_usage_error TEXT TOOL ARGS...: a flag refused by the parser: exit
+# status 1..127 (CLI11's codes are over 100) and TEXT on stderr.
+expect_usage_error() {
+  local text=$1 tool=$2
+  shift 2
+  has "$tool" || return 0
+  run "$tool" "$@"
+  local what="$tool $*"
+  if [ "$status" -eq 0 ] || [ "$status" -ge 128 ]; then
+    fail "$what: exit status $status, want a usage error; stderr: $err"
+  elif ! grep -qF -- "$text" <<<"$err"; then
+    fail "$what: stderr does not say '$text': $err"
+  else
+    echo "ok: $what: $(head -n 1 <<<"$err")"
+  fi
+}
+
+# A tiny dataset, in both layouts, and its pack.
+src=$work/synth
+ffr=$work/synth.ffr
+run yolo-synth -o "$src" --train 4 --val 2 --size 64x48 --seed 0 --yolo
+[ "$status" -eq 0 ] || { echo "yolo-synth failed: $err" >&2; exit 1; }
+run yolo-pack "$src" -o "$ffr"
+[ "$status" -eq 0 ] || { echo "yolo-pack failed: $err" >&2; exit 1; }
+file=$work/file
+echo "not a directory" >"$file"
+nope=/proc/nope
+
+expect_error "$nope" yolo-synth -o "$nope/out" --train 1
+expect_error "$file" yolo-synth -o "$file" --train 1
+
+expect_error /nope/src yolo-pack /nope/src -o "$work/out.ffr"
+expect_error /nope/data.yaml yolo-pack "$src" --layout yolo --data /nope/data.yaml -o "$work/out.ffr"
+expect_error "$nope" yolo-pack "$src" -o "$nope"
+expect_error "$file" yolo-pack "$src" -o "$file"
+expect_error "$file" yolo-pack "$src" -o "$file/out.ffr"
+expect_error "too large" yolo-pack "$src" -o "$work/out.ffr" --shard-size 99999999999999999999
+# The output is the source: refused whatever --force says, without suggesting it.
+expect_error "is the source" yolo-pack "$src" -o "$src" --force
+grep -qF -- "--force" <<<"$err" && fail "yolo-pack -o SRC --force: the refusal suggests --force: $err"
+[ -f "$src/annotations/instances_train2017.json" ] || fail "yolo-pack -o SRC --force: the source is gone"
+
+for command in info verify ls; do
+  expect_error /nope.ffr yolo-ffr "$command" /nope.ffr
+done
+expect_error /nope.ffr yolo-ffr cat /nope.ffr 0
+expect_error "$nope" yolo-ffr extract "$ffr" 0 -o "$nope"
+expect_error "$file" yolo-ffr extract "$ffr" 0 -o "$file"
+expect_error "$nope" yolo-ffr show "$ffr" -o "$nope/grid.jpg"
+
+expect_error /nope.ffr yolo-bench loader --data /nope.ffr
+for workdir in "$nope" "$file"; do
+  if has yolo-bench; then
+    run yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$workdir"
+    if [ "$status" -eq 0 ] && grep -q "^baseline: skipped" <<<"$out"; then
+      echo "skip: yolo-bench --workdir: the small-file baseline is not built here"
+      continue
+    fi
+  fi
+  expect_error "$workdir: cannot" yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$workdir"
+done
+for flag in --workers --batch --img; do
+  for value in -1 0; do
+    expect_usage_error "$flag" yolo-bench loader --data "$ffr" "$flag" "$value"
+  done
+done
+expect_usage_error --samples yolo-bench loader --data "$ffr" --samples -1
+
+expect_error /nope.ffr yolo-train --data /nope.ffr --device cpu --project "$work/runs"
+expect_error /nope.yaml yolo-train --data "$ffr" --cfg /nope.yaml --device cpu --project "$work/runs"
+expect_error /nope.yaml yolo-train --data "$ffr" --hyp /nope.yaml --device cpu --project "$work/runs"
+expect_error /nope.pt yolo-train --data "$ffr" --weights /nope.pt --device cpu --project "$work/runs"
+expect_error /nope/last.pt yolo-train --resume /nope/last.pt
+expect_error "$nope" yolo-train --data "$ffr" --device cpu --project "$nope"
+expect_error "$file" yolo-train --data "$ffr" --device cpu --project "$file"
+
+expect_error /nope.ffr yolo-val --data /nope.ffr --weights /nope.pt --project "$work/runs"
+expect_error /nope.pt yolo-val --data "$ffr" --weights /nope.pt --device cpu --project "$work/runs"
+expect_error /nope.json yolo-val --data "$ffr" --predictions /nope.json
+expect_error "$nope" yolo-val --data "$ffr" --weights /nope.pt --project "$nope"
+expect_error "$file" yolo-val --data "$ffr" --weights /nope.pt --project "$file"
+
+# A read-only directory stops everyone but root.
+if [ "$(id -u)" -eq 0 ]; then
+  echo "skip: read-only directories: running as root, which writes into them anyway"
+else
+  ro=$work/read-only
+  mkdir -p "$ro" && chmod 555 "$ro"
+  expect_error "$ro" yolo-synth -o "$ro/out" --train 1
+  expect_error "$ro" yolo-pack "$src" -o "$ro/out.ffr"
+  expect_error "$ro" yolo-ffr extract "$ffr" 0 -o "$ro/out"
+  expect_error "$ro" yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$ro"
+  expect_error "$ro" yolo-train --data "$ffr" --device cpu --project "$ro"
+  chmod 755 "$ro"
+fi
+
+[ "$failures" -eq 0 ] || { echo "$failures failures" >&2; exit 1; }
+rm -rf "$work"
