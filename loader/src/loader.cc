@@ -80,6 +80,7 @@ class Loader::Impl {
   LoaderOptions opt_;
   std::string split_;
   std::unique_ptr<ffr::Reader> reader_;
+  std::unique_ptr<std::atomic<bool>[]> checked_;  // pixel cache samples whose CRC was checked
   SampleContext context_;
   std::unique_ptr<DistributedSampler> sampler_;
   RectBatches rect_;
@@ -128,7 +129,11 @@ Status Loader::Impl::Init(const Dataset& dataset) {
     po.img_size = opt_.img_size;
     po.training = opt_.training;
     po.directory = opt_.pixel_cache_dir;
-    FFR_RETURN_IF_ERROR(OpenPixelCache(dataset, po, opt_.reader, &reader_));
+    ffr::ReaderOptions ro = opt_.reader;
+    ro.verify_checksums = false;  // checked once per sample instead (SampleContext::checked)
+    FFR_RETURN_IF_ERROR(OpenPixelCache(dataset, po, ro, &reader_));
+    checked_.reset(new std::atomic<bool>[reader_->size()]());
+    context_.checked = checked_.get();
   } else {
     FFR_RETURN_IF_ERROR(dataset.OpenReader(split_, opt_.reader, &reader_));
   }

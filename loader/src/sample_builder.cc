@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <opencv2/imgproc.hpp>
 
+#include "ffr/format.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/mosaic.h"
 #include "ffyolo/perspective.h"
@@ -66,7 +67,17 @@ bool SampleBuilder::Read(const int64_t* indices, int count, SampleError* error) 
     Loaded& l = *loaded_[k];
     l.where = ctx_.pixel_cache ? ctx_.reader->Describe(indices[k])
                                : ctx_.split + " sample " + std::to_string(indices[k]);
-    st = RecordView::Parse(samples[k].data, samples[k].size, l.where, &l.record);
+    std::atomic<bool>* checked = ctx_.checked ? &ctx_.checked[indices[k]] : nullptr;
+    if (checked && !checked->load(std::memory_order_relaxed)) {
+      const uint32_t stored = ctx_.reader->sample_crc(indices[k]);
+      const uint32_t computed = ffr::Crc32(samples[k].data, samples[k].size);
+      if (stored != computed)
+        st = Status::Corruption(l.where + ": checksum mismatch (stored " + std::to_string(stored) + ", computed " +
+                                std::to_string(computed) + ")");
+      else
+        checked->store(true, std::memory_order_relaxed);
+    }
+    if (st.ok()) st = RecordView::Parse(samples[k].data, samples[k].size, l.where, &l.record);
     if (st.ok() && ctx_.pixel_cache != (l.record.encoding() == ImageEncoding::kBgr))
       st = Status::Corruption(l.where + (ctx_.pixel_cache ? ": a pixel cache's record holds an encoded image"
                                                           : ": a dataset's record holds raw pixels"));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +34,11 @@ struct SampleContext {
   // output, used as they are. A cache that fails to read is not a bad sample
   // to replace but a damaged cache: its errors are fatal.
   bool pixel_cache = false;
+  // With a pixel cache: one flag per sample, set once its CRC was checked. A
+  // cached sample is megabytes that mosaic reads four at a time, so each is
+  // checked the first time this process reads it rather than at every read
+  // (the reader then checks none).
+  std::atomic<bool>* checked = nullptr;
 };
 
 // Why a sample failed: the dataset index at fault (a mosaic partner, maybe) and the reason.
