@@ -259,6 +259,10 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
                                   "; `yolo-ffr cache --verify` rebuilds what is damaged");
       return;
     }
+    if (!opt_.training) {  // validation scores the split as it is: another image's boxes would be wrong metrics
+      *error = failure.status;
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++bad_samples_;

@@ -248,6 +248,43 @@ TEST(LoaderTest, CorruptSamplesAreReportedCountedAndReplaced) {
   EXPECT_NE(reports[0].find("checksum"), std::string::npos) << reports[0];
 }
 
+TEST(LoaderTest, ValidationStopsAtACorruptSampleInsteadOfReplacingIt) {
+  testing::ScratchDir dir("corrupt_val");
+  const std::string copy = dir / "data.ffr";
+  std::filesystem::copy(PackedSyntheticDataset(), copy, std::filesystem::copy_options::recursive);
+  const std::string shard = copy + "/val2017/PART_00000.ffr";
+  std::string bytes = testing::ReadFileToString(shard);
+  std::unique_ptr<ffr::Reader> r;
+  ASSERT_TRUE(ffr::Reader::Open(shard, ffr::ReaderOptions(), &r).ok());
+  ffr::ShardHeader header;
+  ASSERT_TRUE(ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(bytes.data()), 12 + 12 * r->size(),
+                                    bytes.size(), true, &header)
+                  .ok());
+  bytes[header.offsets[1] + header.sample_size(1) - 10] ^= 0x5a;
+  ASSERT_TRUE(testing::WriteStringToFile(shard, bytes));
+
+  LoaderOptions o;
+  o.training = false;
+  o.img_size = 128;
+  o.batch_size = 4;
+  o.workers = 2;
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(copy, &d).ok());
+  std::unique_ptr<Loader> loader;
+  ASSERT_TRUE(Loader::Open(*d, o, &loader).ok());
+  ASSERT_TRUE(loader->Start(0).ok());
+  Status failed;
+  for (const Batch* b = nullptr; failed.ok();) {
+    failed = loader->Next(&b);
+    if (!b) break;
+    EXPECT_EQ(b->replaced_samples, 0);
+    loader->Release(b);
+  }
+  EXPECT_TRUE(failed.IsCorruption()) << failed.ToString();
+  EXPECT_NE(failed.message().find("PART_00000.ffr sample 1"), std::string::npos) << failed.ToString();
+  EXPECT_NE(failed.message().find("checksum"), std::string::npos) << failed.ToString();
+}
+
 TEST(LoaderTest, StopsCleanlyMidEpoch) {
   for (int workers : {1, 4}) {
     auto loader = OpenLoader(TrainOptions(workers));

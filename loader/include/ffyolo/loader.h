@@ -5,9 +5,11 @@
 //
 // Worker threads claim sample slots in order; every sample's randomness comes
 // from (seed, epoch, rank, position), so batches are identical whatever the
-// number of threads, and Start(epoch, batch) resumes exactly. A sample that
-// cannot be read or decoded is reported, counted and replaced by another
-// (drawn deterministically); it never stops the pipeline.
+// number of threads, and Start(epoch, batch) resumes exactly. In training, a
+// sample that cannot be read or decoded is reported, counted and replaced by
+// another (drawn deterministically); it never stops the pipeline. Validation
+// never replaces one: its batch fails with the sample's error, since scoring
+// another image's boxes would give wrong metrics.
 #pragma once
 
 #include <cstdint>
