@@ -6,6 +6,7 @@
 
 #include "ffr/env.h"
 #include "ffyolo/torch_compat.h"
+#include "zip_integrity.h"
 
 namespace ffyolo {
 namespace {
@@ -54,8 +55,13 @@ double ReadDouble(torch::serialize::InputArchive& a, const std::string& key, dou
 
 ffr::Status Open(const std::string& path, torch::serialize::InputArchive* archive, CheckpointInfo* info) {
   if (!ffr::Env::Default()->FileExists(path)) return ffr::Status::NotFound(path + ": no such checkpoint");
+  std::string bytes;
+  FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &bytes));
+  // LibTorch's reader does not check the CRCs its writer records: damaged bytes would load as weights.
+  const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path);
+  if (!whole.ok()) return ffr::Status::Corruption(whole.message() + ": not a whole checkpoint");
   try {
-    archive->load_from(path);
+    archive->load_from(bytes.data(), bytes.size());
   } catch (const c10::Error& e) {
     return ffr::Status::Corruption(path + ": not a readable LibTorch archive: " + e.what_without_backtrace());
   }

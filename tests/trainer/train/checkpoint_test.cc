@@ -126,6 +126,54 @@ TEST(CheckpointTest, RoundTripRestoresEverything) {
   ExpectSameState(ema.model(), *rebuilt);
 }
 
+// Flipped bytes anywhere in a checkpoint's tensors, its metadata or its zip
+// structure, and a truncated file: refused, naming the file, by every reader.
+TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
+  testing::ScratchDir dir("damaged");
+  auto model = Tiny();
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01));
+  CheckpointInfo info;
+  info.model_yaml = kTinyYaml;
+  info.nc = 3;
+  info.opt_yaml = "epochs: 3\n";
+  ASSERT_TRUE(SaveCheckpoint(dir / "good.pt", info, *model, model.get(), &opt).ok());
+  const std::string good = testing::ReadFileToString(dir / "good.pt");
+  ASSERT_TRUE(ReadCheckpointInfo(dir / "good.pt", &info).ok());
+  const size_t tensors = good.find("archive/data/0");  // the first tensor's local header
+  const size_t metadata = good.find("epochs: 3");      // inside a compressed or stored record
+  ASSERT_NE(tensors, std::string::npos);
+  struct Damage {
+    const char* what;
+    std::string bytes;
+  };
+  std::vector<Damage> damages;
+  std::string flipped = good;
+  for (size_t i = 0; i < 64; ++i) flipped[good.size() / 2 + i] ^= 0xff;  // the 64 bytes, mid-file
+  damages.push_back({"64 bytes mid-file", flipped});
+  flipped = good;
+  flipped[tensors + 200] ^= 0x01;  // one bit of a tensor
+  damages.push_back({"one bit of a tensor", flipped});
+  if (metadata != std::string::npos) {
+    flipped = good;
+    flipped[metadata] ^= 0x01;
+    damages.push_back({"one bit of the options", flipped});
+  }
+  damages.push_back({"truncated", good.substr(0, good.size() - 100)});
+  for (const Damage& d : damages) {
+    SCOPED_TRACE(d.what);
+    const std::string path = dir / "bad.pt";
+    ASSERT_TRUE(testing::WriteStringToFile(path, d.bytes));
+    ffr::Status s = ReadCheckpointInfo(path, &info);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find("bad.pt"), std::string::npos) << s.ToString();
+    std::shared_ptr<YoloModel> loaded;
+    EXPECT_TRUE(LoadCheckpointModel(path, true, &loaded, &info).IsCorruption());
+    EXPECT_TRUE(LoadCheckpointState(path, model.get(), nullptr, &opt).IsCorruption());
+    int64_t transferred = 0, total = 0;
+    EXPECT_TRUE(TransferWeights(path, model.get(), &transferred, &total).IsCorruption());
+  }
+}
+
 TEST(CheckpointTest, BadFilesAreReported) {
   testing::ScratchDir dir("bad");
   CheckpointInfo info;
