@@ -26,7 +26,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--workers", opt.threads, "Reader/validator threads (default: all usable CPUs)")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--check", opt.full_decode, "Decode every JPEG fully (slower, catches corrupt data)");
+  app.add_flag("--check", opt.full_decode, "Decode every JPEG and PNG fully (slower, catches corrupt data)");
   app.add_flag("--skip-bad", opt.skip_bad, "Report and skip bad images instead of stopping at the first");
   app.add_option("--max-size", opt.max_size, "Re-encode JPEGs whose longest side exceeds this many pixels")
       ->check(CLI::NonNegativeNumber);

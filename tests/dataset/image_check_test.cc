@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <limits>
@@ -109,6 +110,48 @@ TEST(ImageInspectorTest, PngAcceptedWithItsSize) {
   const Status s = inspector.Inspect(png.substr(0, png.size() - 20), "cut.png", false, &facts);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("cut.png: truncated PNG"));
+}
+
+// The byte offset of the IDAT chunk's data in a MakePng image, and its length.
+std::pair<size_t, size_t> IdatData(const std::string& png) {
+  const size_t type = png.find("IDAT");
+  const auto* p = reinterpret_cast<const unsigned char*>(png.data() + type - 4);
+  return {type + 4, (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3]};
+}
+
+TEST(ImageInspectorTest, PngWithDamagedDataFailsItsChunkCrc) {
+  std::string png = MakePng(23, 11);
+  const auto [data, length] = IdatData(png);
+  png[data + length / 2] ^= 0x20;
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect(png, "bad.png", /*full_decode=*/false, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("bad.png: PNG IDAT chunk at byte 33 fails its CRC"));
+}
+
+TEST(ImageInspectorTest, PngWhoseDataDoesNotInflateFailsTheFullCheckOnly) {
+  std::string png = MakePng(23, 11);
+  const auto [data, length] = IdatData(png);
+  for (size_t i = 2; i < length; ++i) png[data + i] = static_cast<char>(0xff);  // a valid zlib header, then junk
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(png.data() + data - 4), static_cast<uInt>(length + 4)));
+  for (int k = 0; k < 4; ++k) png[data + length + k] = static_cast<char>(crc >> (24 - 8 * k));  // CRC matches again
+  ImageInspector inspector;
+  ImageFacts facts;
+  EXPECT_TRUE(inspector.Inspect(png, "junk.png", /*full_decode=*/false, &facts).ok());
+  const Status s = inspector.Inspect(png, "junk.png", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("junk.png: PNG image data does not decode"));
+}
+
+TEST(ImageInspectorTest, TextNamedJpgIsNotAnImage) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect("hello, world\n", "photo.jpg", false, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("photo.jpg: not an image"));
+  EXPECT_THAT(s.message(), HasSubstr("\"hello, w\""));
 }
 
 TEST(ImageInspectorTest, OtherFormatsHaveUnknownSize) {

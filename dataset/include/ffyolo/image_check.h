@@ -40,7 +40,10 @@ class ImageInspector {
   // JPEG". With `full_decode` the image is decoded too, and both decoder
   // errors and decoder warnings (corrupt data libjpeg would paper over) fail.
   // PNG (by its signature): the size from IHDR; the IEND chunk must end the
-  // data; never decoded. Anything else is kOther with an unknown size.
+  // data and every chunk match its CRC; with `full_decode` the image data
+  // must inflate whole to the size IHDR gives. BMP, WebP, TIFF and PFM (by
+  // their first bytes) are kOther with an unknown size; anything else is not
+  // an image.
   // `where` names the image in messages.
   Status Inspect(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out);
 
