@@ -219,6 +219,17 @@ void SplitVerifier::OpenShards() {
     good_shards_.push_back(k);
     good_paths.push_back(path);
   }
+  // FFRecord's readers take every *.ffr of the folder: one the manifest does not list would join the split there.
+  std::vector<std::string> children;
+  if (env->GetChildren(dir_, &children).ok())
+    for (const std::string& name : children) {
+      const bool listed = std::any_of(split_.shards.begin(), split_.shards.end(),
+                                      [&](const ShardInfo& s) { return s.file == name; });
+      if (!listed && name.size() > 4 && name.compare(name.size() - 4, 4, ".ffr") == 0)
+        AddProblem(name, -1, "",
+                   dir_ + "/" + name + ": a shard the manifest does not list (FFRecord readers would read it as "
+                                       "part of split " + split_.name + ")");
+    }
   shard_start_.push_back(start);
   if (start != split_.samples)
     AddProblem(kManifestFile, -1, "",

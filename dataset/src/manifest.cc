@@ -68,6 +68,9 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
     if (m.names.size() != m.category_ids.size())
       return Status::Corruption(where + ": " + std::to_string(m.names.size()) + " names but " +
                                 std::to_string(m.category_ids.size()) + " category ids");
+    if (const YAML::Node nc = root["nc"]; nc && nc.as<int64_t>() != static_cast<int64_t>(m.names.size()))
+      return Status::Corruption(where + ": nc is " + nc.as<std::string>() + " but names lists " +
+                                std::to_string(m.names.size()) + " classes");
     for (const auto& kv : root["splits"]) {
       SplitInfo s;
       s.name = kv.first.as<std::string>();
@@ -83,6 +86,7 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
         s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0)});
       m.splits.push_back(std::move(s));
     }
+    if (m.splits.empty()) return Status::Corruption(where + ": the manifest lists no splits");
     if (const YAML::Node opts = root["options"])
       for (const auto& kv : opts) m.options[kv.first.as<std::string>()] = kv.second.as<std::string>();
     *out = std::move(m);

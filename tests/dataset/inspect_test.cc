@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -320,6 +321,35 @@ TEST_F(InspectTest, VerifyRefusesADatasetWithoutManifest) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find(kManifestFile), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("did not finish"), std::string::npos) << s.message();
+}
+
+TEST_F(InspectTest, VerifyFindsAStrayShardTheManifestDoesNotList) {
+  const std::string path = Copy();
+  fs::copy_file(Shard(path, 0), path + "/" + kCocoSplit + "/PART_00099.ffr");
+
+  const VerifyReport report = Verify(path);
+  ASSERT_EQ(report.problems.size(), 1u) << Problems(report);
+  EXPECT_EQ(report.problems[0].file, "PART_00099.ffr");
+  EXPECT_NE(report.problems[0].message.find("does not list"), std::string::npos) << report.problems[0].message;
+}
+
+TEST_F(InspectTest, VerifyRefusesAManifestWithoutSplitsOrWithAWrongNc) {
+  const std::string path = Copy();
+  const std::string original = testing::ReadFileToString(path + "/" + kManifestFile);
+  for (const auto& [from, to, expected] :
+       std::vector<std::array<std::string, 3>>{{"nc: 80", "nc: 79", "nc is 79 but names lists 80 classes"},
+                                               {"splits:", "old_splits:", "lists no splits"}}) {
+    std::string manifest = original;
+    const size_t at = manifest.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    manifest.replace(at, from.size(), to);
+    ASSERT_TRUE(testing::WriteStringToFile(path + "/" + kManifestFile, manifest));
+    VerifyReport report;
+    const Status s = VerifyDataset(path, VerifyOptions(), &report);
+    EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(kManifestFile), std::string::npos) << s.message();
+  }
 }
 
 TEST_F(InspectTest, VerifyRefusesAnUnknownSplit) {
