@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "testing/test_env.h"
 
@@ -129,6 +131,37 @@ TEST(Hyp, MissingKeysKeepDefaults) {
   expected.lr0 = 0.02;
   expected.mixup = 0.25;
   ExpectSameHyp(h, expected);
+}
+
+TEST(Hyp, MissingKeysAreListed) {
+  Hyp h;
+  std::vector<std::string> defaulted;
+  ASSERT_TRUE(Hyp::Parse("lr0: 0.02\nmixup: 0.25\n", "partial.yaml", &h, &defaulted).ok());
+  EXPECT_EQ(defaulted.size(), 26u);
+  EXPECT_EQ(defaulted.front(), "lrf");
+  EXPECT_EQ(std::count(defaulted.begin(), defaulted.end(), "mixup"), 0);
+  for (const char* name : {"scratch-low", "scratch-med", "scratch-high"}) {  // in range, and complete
+    const ffr::Status s = Hyp::Load(ShippedHyp(name), &h, &defaulted);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(defaulted.empty()) << name;
+  }
+}
+
+TEST(Hyp, ValuesOutOfTheirRangeNameFileLineKeyAndRange) {
+  const struct {
+    const char* yaml;
+    const char* says;
+  } cases[] = {{"lr0: -1\n", "bad.yaml:1: lr0 must be > 0, not -1"},
+               {"momentum: 0.9\nlr0: 0\n", "bad.yaml:2: lr0 must be > 0, not 0"},
+               {"fliplr: 1.5\n", "fliplr must be in [0, 1], not 1.5"},
+               {"weight_decay: -0.0005\n", "weight_decay must be >= 0, not -0.0005"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    Hyp h;
+    const ffr::Status s = Hyp::Parse(c.yaml, "bad.yaml", &h);
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << s.message();
+  }
 }
 
 TEST(Hyp, UnknownKeyNamesFileAndKey) {

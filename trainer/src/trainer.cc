@@ -165,7 +165,15 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
 
 Status Trainer::State::LoadHyp() {
   if (!opt.resume.empty()) return Hyp::Parse(resumed.hyp_yaml, opt.resume + " (hyp)", &hyp);
-  return Hyp::Load(ResolveConfig(opt.hyp, "hyps"), &hyp);
+  const std::string path = ResolveConfig(opt.hyp, "hyps");
+  std::vector<std::string> defaulted;
+  FFR_RETURN_IF_ERROR(Hyp::Load(path, &hyp, &defaulted));
+  if (!defaulted.empty() && (!opt.distributed || opt.dist.rank == 0)) {
+    std::string keys;
+    for (const std::string& k : defaulted) keys += (keys.empty() ? "" : ", ") + k;
+    Warn(path + " does not set " + keys + ": using hyp.scratch-low's values for them");
+  }
+  return Status::OK();
 }
 
 Status Trainer::State::CheckOptions() {

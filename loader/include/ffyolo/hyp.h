@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ffr/status.h"
 
@@ -20,10 +21,12 @@ struct Hyp {
   double degrees = 0.0, translate = 0.1, scale = 0.5, shear = 0.0, perspective = 0.0;
   double flipud = 0.0, fliplr = 0.5, mosaic = 1.0, mixup = 0.0, copy_paste = 0.0;
 
-  // Reads `path`; unknown keys are an error (a typo must not silently keep a default),
-  // missing keys keep their default.
-  static ffr::Status Load(const std::string& path, Hyp* out);
-  static ffr::Status Parse(const std::string& yaml, const std::string& where, Hyp* out);
+  // Reads `path`; unknown keys and values out of their range are errors
+  // naming the file, line and key (a typo must not silently keep a default);
+  // missing keys keep their default and are listed in *defaulted.
+  static ffr::Status Load(const std::string& path, Hyp* out, std::vector<std::string>* defaulted = nullptr);
+  static ffr::Status Parse(const std::string& yaml, const std::string& where, Hyp* out,
+                           std::vector<std::string>* defaulted = nullptr);
   // Every key, in Ultralytics' order, as YAML.
   std::string ToYaml() const;
 };
