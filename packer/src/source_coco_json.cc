@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "source_layouts.h"
@@ -264,9 +266,15 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     image.info.file_name = std::move(images[i].file_name);
   }
 
-  size_t empty_boxes = 0;
-  int64_t first_empty_id = -1;
+  size_t empty_boxes = 0, duplicates = 0;
+  int64_t first_empty_id = -1, first_duplicate_id = -1;
+  // An annotation equal to an earlier one in all but its id: a merge or export gone wrong, most likely.
+  std::set<std::tuple<int64_t, int64_t, bool, double, double, double, double>> seen;
   for (const CocoAnnotation& ann : collector.annotations) {
+    if (!seen.emplace(ann.image_id, ann.category_id, ann.iscrowd, ann.bbox[0], ann.bbox[1], ann.bbox[2], ann.bbox[3])
+             .second &&
+        duplicates++ == 0)
+      first_duplicate_id = ann.id;
     const std::string ann_name = "annotation id " + std::to_string(ann.id);
     const auto image_it = position_of_image.find(ann.image_id);
     if (image_it == position_of_image.end()) {
@@ -305,6 +313,11 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     dataset->warnings.push_back(file + ": dropped " + std::to_string(empty_boxes) +
                                 " annotations whose bbox has no width or height (the first: id " +
                                 std::to_string(first_empty_id) + ")");
+  if (duplicates > 0)
+    dataset->warnings.push_back(file + ": " + std::to_string(duplicates) +
+                                " annotations repeat an earlier one of the same image, category and bbox (the "
+                                "first: id " +
+                                std::to_string(first_duplicate_id) + "); packed as given, so those objects count twice");
   if (!out->orphan_labels.empty())
     dataset->warnings.push_back(file + ": " + std::to_string(out->orphan_labels.size()) +
                                 " annotations refer to images not in \"images\"; ignored");

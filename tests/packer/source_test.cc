@@ -302,6 +302,19 @@ TEST_F(CocoJsonTest, AnnotationOfUnknownImageIsAnOrphan) {
   EXPECT_TRUE(split.images[0].info.boxes.empty());
 }
 
+TEST_F(CocoJsonTest, DuplicateAnnotationsArePackedAndWarnedAbout) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 40, "height": 40}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1, 2, 10, 10]},
+                                       {"id": 6, "image_id": 1, "category_id": 1, "bbox": [1, 2, 10, 11]},
+                                       {"id": 7, "image_id": 1, "category_id": 1, "bbox": [1, 2, 10, 10]}]})")
+                  .ok());
+  EXPECT_EQ(ds_.splits[0].images[0].info.boxes.size(), 3u);
+  ASSERT_EQ(ds_.warnings.size(), 1u);
+  EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 1 annotations repeat an earlier one"));
+  EXPECT_THAT(ds_.warnings[0], HasSubstr("(the first: id 7)"));
+}
+
 TEST_F(CocoJsonTest, UnknownCategoryIsAnImageProblem) {
   ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4},
                                   {"id": 2, "file_name": "2.jpg", "width": 4, "height": 4}],
