@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kStateFile[] = ".pack-state";
+constexpr char kLockFile[] = "LOCK";
 
 std::string ShardName(size_t i) {
   char name[32];
@@ -389,16 +390,30 @@ Status CheckOutputApartFromInputs(const PackOptions& opt) {
 
 // Decides what to do with an existing output directory: start afresh, resume,
 // or refuse.
-Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
+// Holds *lock (the output's LOCK) from here to the end of the pack, so that
+// two packs into one output take turns: the second then finds the first's
+// dataset, or its unfinished pack, and decides as below.
+Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std::unique_ptr<ffr::FileLock>* lock) {
   ffr::Env* env = opt.env;
   const std::string state_path = opt.output + "/" + kStateFile;
+  const Status foreign = Status::AlreadyExists(
+      opt.output + ": directory is not empty and is not an unfinished pack; use --force to overwrite it");
   std::vector<std::string> children;
   if (env->FileExists(opt.output)) {
     if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
     FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
+    const auto ours = [](const std::string& name) {
+      return name == kLockFile || name == kStateFile || name == kManifestFile;
+    };
+    // Someone else's folder is refused before the lock file could be left in it.
+    if (!opt.force && !children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign;
   }
+  FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
+  FFR_RETURN_IF_ERROR(env->LockFile(opt.output + "/" + kLockFile, lock));
+  FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
+  children.erase(std::remove(children.begin(), children.end(), kLockFile), children.end());
   if (!children.empty() && opt.force) {
-    FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output));
+    for (const std::string& child : children) FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output + "/" + child));
   } else if (!children.empty()) {
     // The state file outlives dataset.yaml: with both there, the pack wrote its
     // dataset but failed before it could say so, and running it again finishes it.
@@ -406,8 +421,7 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
     if (!ffr::ReadFileToString(env, state_path, &state).ok()) {
       if (env->FileExists(opt.output + "/" + kManifestFile))
         return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
-      return Status::AlreadyExists(opt.output + ": directory is not empty and is not an unfinished pack; use --force "
-                                                "to overwrite it");
+      return foreign;
     }
     if (state.find(fingerprint) == std::string::npos)
       return Status::AlreadyExists(opt.output +
@@ -415,7 +429,6 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint) {
                                    "pack to resume it, or use --force to start over");
     return Status::OK();  // resume
   }
-  FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
   return ffr::WriteFileAtomically(env, state_path, "fingerprint: " + fingerprint + "\n");
 }
 
@@ -446,7 +459,8 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
     if (opt.on_message) opt.on_message("warning: " + w);
   *summary = PackSummary();
   summary->warnings += static_cast<int64_t>(source.warnings.size());
-  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source)));
+  std::unique_ptr<ffr::FileLock> lock;
+  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source), &lock));
 
   Manifest& m = summary->manifest;
   m.created = NowIso8601();

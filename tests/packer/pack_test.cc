@@ -384,9 +384,31 @@ TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
   Status other = Pack(Options(dir / "src", dir / "other"), &sum);
   EXPECT_TRUE(other.IsAlreadyExists());
   EXPECT_TRUE(fs::exists(dir / "other/notes.txt"));  // nothing lost
+  EXPECT_FALSE(fs::exists(dir / "other/LOCK"));       // and nothing left behind
   PackOptions forced = Options(dir / "src", dir / "out.ffr");
   forced.force = true;
   EXPECT_TRUE(Pack(forced, &sum).ok());
+}
+
+TEST(PackTest, TwoPacksIntoOneOutputTakeTurns) {
+  ScratchDir dir("turns");
+  std::vector<TinyImage> files;
+  for (int i = 0; i < 24; ++i) files.push_back({std::to_string(i) + ".jpg", 64, 48, MakeJpeg(64, 48, 3), kBox});
+  WriteCocoTree(dir / "src", "val", files);
+  PackSummary a, b;
+  Status sa, sb;
+  std::thread first([&] { sa = Pack(Options(dir / "src", dir / "out.ffr"), &a); });
+  std::thread second([&] { sb = Pack(Options(dir / "src", dir / "out.ffr"), &b); });
+  first.join();
+  second.join();
+  // One packs; the other waits for it, then finds a complete dataset.
+  EXPECT_NE(sa.ok(), sb.ok()) << sa.ToString() << " / " << sb.ToString();
+  const Status refused = sa.ok() ? sb : sa;
+  EXPECT_TRUE(refused.IsAlreadyExists()) << refused.ToString();
+  EXPECT_NE(refused.message().find("complete dataset"), std::string::npos) << refused.ToString();
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &d).ok());
+  EXPECT_EQ(d->manifest().splits[0].samples, 24);
 }
 
 // --force empties the output before packing: an output that is, holds or lies
