@@ -19,6 +19,7 @@
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/record.h"
+#include "ffyolo/report_clock.h"
 #include "sample_builder.h"
 
 namespace ffyolo {
@@ -265,15 +266,12 @@ class CacheBuilder {
   uint64_t needed_bytes_ = 0;
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> bytes_{0};
-  Clock::time_point last_report_{};
+  ReportClock report_clock_;
 };
 
 void CacheBuilder::Report(bool force) {
-  if (!opt_.on_progress) return;
-  const auto now = Clock::now();
-  if (!force && now - last_report_ < std::chrono::milliseconds(200)) return;
-  last_report_ = now;
-  opt_.on_progress({done_.load(), in_->identity.samples, bytes_.load()});
+  if (opt_.on_progress && report_clock_.Due(force))
+    opt_.on_progress({done_.load(), in_->identity.samples, bytes_.load()});
 }
 
 Status CacheBuilder::Inspect(bool* complete, bool* keep_shards) {

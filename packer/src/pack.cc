@@ -21,6 +21,7 @@
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/record.h"
+#include "ffyolo/report_clock.h"
 #include "jpeg_shrinker.h"
 
 namespace ffyolo {
@@ -129,15 +130,12 @@ class SplitPacker {
   SplitInfo info_;
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> bytes_{0};
-  Clock::time_point last_report_{};
+  ReportClock report_clock_;
 };
 
 void SplitPacker::Report(bool force) {
-  if (!opt_.on_progress) return;
-  const auto now = Clock::now();
-  if (!force && now - last_report_ < std::chrono::milliseconds(200)) return;
-  last_report_ = now;
-  opt_.on_progress({split_.name, done_.load(), static_cast<int64_t>(split_.images.size()), bytes_.load()});
+  if (opt_.on_progress && report_clock_.Due(force))
+    opt_.on_progress({split_.name, done_.load(), static_cast<int64_t>(split_.images.size()), bytes_.load()});
 }
 
 void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker,
