@@ -2,6 +2,11 @@
 // interrupted and failing builds, builders taking turns.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -321,6 +326,49 @@ TEST(PixelCacheTest, AnInterruptedBuildResumesAfterItsLastShard) {
   EXPECT_GT(resumed.built_shards, 0);
   ASSERT_FALSE(messages.empty());
   EXPECT_NE(messages[0].find("resuming"), std::string::npos) << messages[0];
+}
+
+// A build killed (SIGKILL: no clean-up at all) once its first shards are
+// written leaves no cache that opens, and the next build resumes to the bytes
+// of a build that was never killed.
+TEST(PixelCacheTest, AKilledBuildLeavesNothingThatOpensAndResumesToTheCleanBytes) {
+  FFYOLO_REQUIRE_SHARED(coco, "data/coco128");
+  testing::ScratchDir dir("pixel_cache_killed");
+  const std::string data = testing::PackCoco128(dir.path());
+  ASSERT_FALSE(data.empty());
+  PixelCacheOptions o = CacheOptions(dir / "killed");
+  o.img_size = 320;
+  o.threads = 1;
+  o.shard_bytes = 2 << 20;  // about 8 shards
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    PixelCacheSummary s;
+    BuildPixelCache(*OpenDataset(data), o, &s);
+    _exit(0);
+  }
+  const std::string second_shard = o.directory + "/PART_00001.ffr";
+  for (int i = 0; i < 4000 && !fs::exists(second_shard); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the build finished before it could be killed";
+  const std::unique_ptr<Dataset> d = OpenDataset(data);
+  std::unique_ptr<ffr::Reader> reader;
+  EXPECT_TRUE(OpenPixelCache(*d, o, ffr::ReaderOptions(), &reader).IsNotFound());
+
+  PixelCacheSummary resumed, clean;
+  ASSERT_TRUE(BuildPixelCache(*d, o, &resumed).ok());
+  EXPECT_GT(resumed.kept_shards, 0);
+  PixelCacheOptions fresh = o;
+  fresh.directory = dir / "clean";
+  ASSERT_TRUE(BuildPixelCache(*d, fresh, &clean).ok());
+  ASSERT_EQ(resumed.bytes, clean.bytes);
+  for (const auto& e : fs::directory_iterator(fresh.directory))
+    if (e.path().extension() == ".ffr" || e.path().filename() == "cache.yaml")
+      EXPECT_TRUE(testing::ReadFileToString(e.path()) ==
+                  testing::ReadFileToString(o.directory + "/" + e.path().filename().string()))
+          << e.path().filename();
 }
 
 TEST(PixelCacheTest, BuildersTakeTurnsAndOnlyOneBuilds) {
