@@ -2,7 +2,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <filesystem>
 
 #include "ffyolo/checkpoint.h"
@@ -172,6 +179,44 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
     int64_t transferred = 0, total = 0;
     EXPECT_TRUE(TransferWeights(path, model.get(), &transferred, &total).IsCorruption());
   }
+}
+
+// last.pt rewritten in a loop by a process killed (SIGKILL) at five moments:
+// each time, what is left loads whole, as one of the versions written.
+TEST(CheckpointTest, AKilledSaveLeavesTheLastWholeCheckpoint) {
+  testing::ScratchDir dir("killed_save");
+  const std::string path = dir / "last.pt";
+  auto model = Tiny();
+  CheckpointInfo info;
+  info.model_yaml = kTinyYaml;
+  info.nc = 3;
+  info.epoch = 0;
+  ASSERT_TRUE(SaveCheckpoint(path, info, *model, model.get(), nullptr).ok());
+  int64_t latest = 0;  // the newest version seen: the children did save
+  for (const int delay_ms : {3, 17, 40, 75, 120}) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      for (int64_t epoch = 1;; ++epoch) {
+        CheckpointInfo next = info;
+        next.epoch = epoch;
+        if (!SaveCheckpoint(path, next, *model, model.get(), nullptr).ok()) _exit(1);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the saving process ended by itself";
+    CheckpointInfo left;
+    const ffr::Status s = ReadCheckpointInfo(path, &left);
+    EXPECT_TRUE(s.ok()) << "killed after " << delay_ms << " ms: " << s.ToString();
+    EXPECT_GE(left.epoch, 0);
+    latest = std::max(latest, left.epoch);
+    std::shared_ptr<YoloModel> loaded;
+    EXPECT_TRUE(LoadCheckpointModel(path, true, &loaded, &left).ok());
+  }
+  EXPECT_GT(latest, 0);
 }
 
 TEST(CheckpointTest, BadFilesAreReported) {
