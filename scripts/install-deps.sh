@@ -18,6 +18,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libnuma-dev libgtest-dev libbenchmark-dev
   fio
+  clang libclang-rt-14-dev
 )
 
 install_debian() {

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz/ with clang (address and
+# undefined-behaviour sanitizers) into build-fuzz/ and runs each for SECONDS
+# (default 30) from its seed corpus in tests/fuzz/corpus/<target>/. A target
+# fails on a crash, a sanitizer report, an input taking over 1 s or an
+# allocation over 1 GiB; the input that did it is left in build-fuzz/.
+#
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-30}
+shift $(( $# > 0 ? 1 : 0 ))
+OUT=${FUZZ_BUILD_DIR:-build-fuzz}
+CXX=${FUZZ_CXX:-clang++}
+mkdir -p "$OUT"
+
+# Each target and the sources it needs (the parsers only: no torch, no OpenCV).
+declare -A SOURCES=(
+  [record_fuzz]="dataset/src/record.cc reader/src/status.cc"
+  [manifest_fuzz]="dataset/src/manifest.cc reader/src/status.cc"
+  [label_index_fuzz]="dataset/src/label_index.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+  [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
+  [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/status.cc"
+  [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
+)
+LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz"
+INCLUDES="-Ireader/include -Idataset/include -Iloader/include -Itrainer/src"
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz image_check_fuzz)
+
+failed=()
+for t in "${targets[@]}"; do
+  [[ -n ${SOURCES[$t]:-} ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
+  # shellcheck disable=SC2086
+  "$CXX" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $INCLUDES \
+    "tests/fuzz/$t.cc" ${SOURCES[$t]} $LIBS -o "$OUT/$t"
+  corpus="$OUT/corpus/$t"  # grows as the fuzzer finds new paths; the seeds stay as committed
+  mkdir -p "$corpus"
+  echo "== $t: ${SECONDS_EACH}s"
+  if ! (cd "$OUT" && "./$t" -max_total_time="$SECONDS_EACH" -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+          -print_final_stats=1 "corpus/$t" "../tests/fuzz/corpus/$t" 2>"$t.log"); then
+    tail -40 "$OUT/$t.log"
+    failed+=("$t")
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|cov:" "$OUT/$t.log" | tail -3 || true
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "fuzz.sh: failed: ${failed[*]} (inputs and logs in $OUT/)" >&2
+  exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} targets, ${SECONDS_EACH}s each: no crash"
