@@ -8,6 +8,7 @@
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 SECONDS_EACH=${1:-30}
 shift $(( $# > 0 ? 1 : 0 ))
 OUT=${FUZZ_BUILD_DIR:-build-fuzz}
@@ -38,7 +39,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   echo "== $t: ${SECONDS_EACH}s"
   if ! (cd "$OUT" && "./$t" -max_total_time="$SECONDS_EACH" -timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
-          -print_final_stats=1 "corpus/$t" "../tests/fuzz/corpus/$t" 2>"$t.log"); then
+          -print_final_stats=1 "corpus/$t" "$ROOT/tests/fuzz/corpus/$t" 2>"$t.log"); then
     tail -40 "$OUT/$t.log"
     failed+=("$t")
   fi

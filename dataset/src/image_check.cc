@@ -164,6 +164,12 @@ Status ImageInspector::InspectJpeg(std::string_view bytes, const std::string& wh
   out->components = colorspace == TJCS_GRAY ? 1 : (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) ? 4 : 3;
   out->jpeg_subsampling = subsampling;
   if (!full_decode) return Status::OK();
+  // PIL's decompression-bomb limit (Ultralytics opens images with PIL): a bigger header is an attack or damage.
+  constexpr uint64_t kMaxPixels = 178956970;
+  if (uint64_t{out->width} * out->height > kMaxPixels)
+    return Status::Corruption(where + ": JPEG of " + std::to_string(width) + "x" + std::to_string(height) +
+                              " pixels is over the " + std::to_string(kMaxPixels) +
+                              " that PIL and ffyolo decode (a decompression bomb?)");
 
   const int format = colorspace == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
   pixels_.resize(static_cast<size_t>(width) * height * tjPixelSize[format]);

@@ -145,6 +145,20 @@ TEST(ImageInspectorTest, PngWhoseDataDoesNotInflateFailsTheFullCheckOnly) {
   EXPECT_THAT(s.message(), HasSubstr("junk.png: PNG image data does not decode"));
 }
 
+TEST(ImageInspectorTest, AJpegHeaderOverPilsPixelLimitIsNotDecoded) {
+  std::string jpeg = MakeJpeg(64, 48, 3);
+  const size_t sof = jpeg.find("\xFF\xC0");  // baseline frame: length (2), precision (1), height (2), width (2)
+  ASSERT_NE(sof, std::string::npos);
+  for (const size_t at : {sof + 5, sof + 7}) jpeg[at] = '\x40', jpeg[at + 1] = '\x00';  // 16384 x 16384
+  ImageInspector inspector;
+  ImageFacts facts;
+  EXPECT_TRUE(inspector.Inspect(jpeg, "bomb.jpg", /*full_decode=*/false, &facts).ok());
+  EXPECT_EQ(facts.width, 16384u);
+  const Status s = inspector.Inspect(jpeg, "bomb.jpg", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("bomb.jpg: JPEG of 16384x16384 pixels is over the 178956970"));
+}
+
 TEST(ImageInspectorTest, TextNamedJpgIsNotAnImage) {
   ImageInspector inspector;
   ImageFacts facts;
