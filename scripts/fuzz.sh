@@ -21,7 +21,7 @@ declare -A SOURCES=(
   [manifest_fuzz]="dataset/src/manifest.cc reader/src/status.cc"
   [label_index_fuzz]="dataset/src/label_index.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
-  [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/status.cc"
+  [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
 )
 LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz"

@@ -20,6 +20,7 @@
 #include "ffyolo/letterbox.h"
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
+#include "ffyolo/shard_file.h"
 #include "sample_builder.h"
 
 namespace ffyolo {
@@ -32,12 +33,6 @@ constexpr int kCacheVersion = 1;
 constexpr char kCacheManifest[] = "cache.yaml";
 constexpr char kStateFile[] = ".cache-state";
 constexpr char kLockFile[] = "LOCK";
-
-std::string ShardName(size_t i) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "PART_%05zu.ffr", i);
-  return name;
-}
 
 bool IsShardFile(const std::string& name) {
   return name.rfind("PART_", 0) == 0 && (name.size() > 4 && (name.compare(name.size() - 4, 4, ".ffr") == 0 ||
@@ -392,7 +387,7 @@ Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard
   for (std::thread& t : pool) t.join();
   for (const SampleError& e : errors)  // the first bad sample in order, whichever thread met it
     if (!e.status.ok()) return e.status;
-  shard->file = ShardName(k);
+  shard->file = ShardFileName(k);
   shard->samples = end - begin;
   return WriteShard(dir_ + "/" + shard->file, records, &shard->bytes);
 }
@@ -426,10 +421,10 @@ Status CacheBuilder::Steps(const std::vector<int64_t>& starts) {
   m.identity = in_->identity;
   for (size_t k = 0; k + 1 < starts.size(); ++k) {
     CacheShard shard;
-    const std::string path = dir_ + "/" + ShardName(k);
+    const std::string path = dir_ + "/" + ShardFileName(k);
     if (keep_shards && env->FileExists(path) &&
         CheckShard(path, starts[k + 1] - starts[k], /*bytes=*/0, opt_.verify, env).ok()) {
-      shard = {ShardName(k), starts[k + 1] - starts[k], 0};
+      shard = {ShardFileName(k), starts[k + 1] - starts[k], 0};
       FFR_RETURN_IF_ERROR(env->GetFileSize(path, &shard.bytes));
       done_ += shard.samples;
       bytes_ += shard.bytes;

@@ -22,6 +22,7 @@
 #include "ffyolo/label_index.h"
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
+#include "ffyolo/shard_file.h"
 #include "jpeg_shrinker.h"
 
 namespace ffyolo {
@@ -32,12 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kStateFile[] = ".pack-state";
 constexpr char kLockFile[] = "LOCK";
-
-std::string ShardName(size_t i) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "PART_%05zu.ffr", i);
-  return name;
-}
 
 std::string NowIso8601() {
   const std::time_t t = std::time(nullptr);
@@ -226,7 +221,7 @@ Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>
 Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written) {
   int64_t count = 0;
   for (const Prepared& p : prepared) count += p.status.ok() ? 1 : 0;
-  written->file = ShardName(shard);
+  written->file = ShardFileName(shard);
   written->samples = count;
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
@@ -272,12 +267,12 @@ Status SplitPacker::Run(SplitInfo* result) {
   std::vector<ShardInfo> shards(starts.size() - 1);
   auto finish_write = [&]() -> Status { return writing.valid() ? writing.get() : Status::OK(); };
   for (size_t k = 0; k + 1 < starts.size(); ++k) {
-    const std::string path = dir_ + "/" + ShardName(k);
+    const std::string path = dir_ + "/" + ShardFileName(k);
     if (opt_.env->FileExists(path)) {  // finished by an earlier run of the same pack
       FFR_RETURN_IF_ERROR(finish_write());
       Status s = ResumeShard(path, &shards[k]);
       if (!s.ok()) return Status::Corruption("cannot resume: " + s.message() + "; rerun with --force");
-      shards[k].file = ShardName(k);
+      shards[k].file = ShardFileName(k);
       done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
       ++summary_->resumed_shards;
       continue;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ffr/format.h"
+
 namespace ffyolo {
 namespace {
 
@@ -40,7 +42,7 @@ bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* c
   std::vector<uint8_t> out(64 << 10);
   z.next_in = const_cast<uint8_t*>(in);
   z.avail_in = static_cast<uInt>(std::min<uint64_t>(in_size, UINT32_MAX));
-  uLong c = crc32(0, nullptr, 0);
+  uint32_t c = 0;
   uint64_t produced = 0;
   int rc = Z_OK;
   while (rc == Z_OK) {
@@ -48,24 +50,13 @@ bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* c
     z.avail_out = static_cast<uInt>(out.size());
     rc = inflate(&z, Z_NO_FLUSH);
     const size_t n = out.size() - z.avail_out;
-    c = crc32(c, out.data(), static_cast<uInt>(n));
+    c = ffr::Crc32Extend(c, out.data(), n);
     produced += n;
     if (rc == Z_OK && n == 0 && z.avail_in == 0) break;  // truncated input
   }
   inflateEnd(&z);
-  *crc = static_cast<uint32_t>(c);
+  *crc = c;
   return rc == Z_STREAM_END && produced == size;
-}
-
-uLong StoredCrc(const uint8_t* p, uint64_t n) {
-  uLong c = crc32(0, nullptr, 0);
-  while (n > 0) {  // crc32 takes at most 4 GiB at once
-    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, 1u << 30));
-    c = crc32(c, p, chunk);
-    p += chunk;
-    n -= chunk;
-  }
-  return c;
 }
 
 }  // namespace
@@ -121,7 +112,7 @@ ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::strin
     uint32_t actual = 0;
     if (method == 0) {
       if (packed != unpacked) return bad("'" + name + "': stored entry with two sizes");
-      actual = static_cast<uint32_t>(StoredCrc(b.At(start), packed));
+      actual = ffr::Crc32(b.At(start), packed);
     } else if (method == 8) {
       if (!InflatedCrc(b.At(start), packed, unpacked, &actual))
         return bad("'" + name + "': compressed data is damaged");
