@@ -140,7 +140,6 @@ Status ParseCacheManifest(const std::string& text, const std::string& where, Cac
 struct CacheInputs {
   std::string split;
   std::unique_ptr<ffr::Reader> source;
-  LabelIndex index;
   Identity identity;
 };
 
@@ -152,11 +151,7 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
   ffr::ReaderOptions ro;
   ro.env = opt.env;
   FFR_RETURN_IF_ERROR(dataset.OpenReader(in->split, ro, &in->source));
-  FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(in->split, &in->index));
   const int64_t n = in->source->size();
-  if (static_cast<int64_t>(in->index.size()) != n)
-    return Status::Corruption(dataset.split_dir(in->split) + ": the label index lists " +
-                              std::to_string(in->index.size()) + " samples, the shards hold " + std::to_string(n));
   uint32_t source_crc = 0;
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t c = in->source->sample_crc(i);
@@ -237,13 +232,14 @@ Status CheckShard(const std::string& path, int64_t samples, uint64_t bytes, bool
 
 class CacheBuilder {
  public:
-  CacheBuilder(const PixelCacheOptions& opt, const std::string& dir, CacheInputs* in, PixelCacheSummary* summary)
-      : opt_(opt), dir_(dir), in_(in), summary_(summary) {}
+  CacheBuilder(const Dataset& dataset, const PixelCacheOptions& opt, const std::string& dir, CacheInputs* in,
+               PixelCacheSummary* summary)
+      : dataset_(dataset), opt_(opt), dir_(dir), in_(in), summary_(summary) {}
 
   Status Run();
 
  private:
-  Status Steps(const std::vector<int64_t>& starts);
+  Status Steps();
   void Message(const std::string& m) const {
     if (opt_.on_message) opt_.on_message(m);
   }
@@ -254,6 +250,7 @@ class CacheBuilder {
   Status BuildShard(size_t k, int64_t begin, int64_t end, CacheShard* shard);
   Status WriteShard(const std::string& path, const std::vector<std::string>& records, uint64_t* bytes);
 
+  const Dataset& dataset_;
   const PixelCacheOptions& opt_;
   const std::string dir_;
   CacheInputs* in_;
@@ -393,9 +390,8 @@ Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard
 }
 
 Status CacheBuilder::Run() {
-  const std::vector<int64_t> starts = PlanShards(in_->index, opt_.img_size, opt_.shard_bytes, &needed_bytes_);
-  const Status s = Steps(starts);
-  if (!s.IsIOError()) return s;
+  const Status s = Steps();
+  if (!s.IsIOError() || needed_bytes_ == 0) return s;
   // Most often a full disk: say what the whole cache takes.
   struct statvfs fsinfo;
   const std::string space = ::statvfs(dir_.c_str(), &fsinfo) == 0
@@ -405,7 +401,7 @@ Status CacheBuilder::Run() {
                          space + ")");
 }
 
-Status CacheBuilder::Steps(const std::vector<int64_t>& starts) {
+Status CacheBuilder::Steps() {
   ffr::Env* env = opt_.env;
   bool complete = false, keep_shards = false;
   FFR_RETURN_IF_ERROR(Inspect(&complete, &keep_shards));
@@ -414,6 +410,14 @@ Status CacheBuilder::Steps(const std::vector<int64_t>& starts) {
     summary_->was_complete = true;
     return Status::OK();
   }
+  // Only a build reads the label index: the records' sizes plan the shards.
+  LabelIndex index;
+  FFR_RETURN_IF_ERROR(dataset_.LoadLabelIndex(in_->split, &index));
+  if (static_cast<int64_t>(index.size()) != in_->identity.samples)
+    return Status::Corruption(dataset_.split_dir(in_->split) + ": the label index lists " +
+                              std::to_string(index.size()) + " samples, the shards hold " +
+                              std::to_string(in_->identity.samples));
+  const std::vector<int64_t> starts = PlanShards(index, opt_.img_size, opt_.shard_bytes, &needed_bytes_);
   if (!keep_shards) FFR_RETURN_IF_ERROR(RemoveShards());
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
 
@@ -476,7 +480,7 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
   FFR_RETURN_IF_ERROR(opt.env->CreateDirs(dir));
   std::unique_ptr<ffr::FileLock> lock;
   FFR_RETURN_IF_ERROR(opt.env->LockFile(dir + "/" + kLockFile, &lock));
-  FFR_RETURN_IF_ERROR(CacheBuilder(opt, dir, &in, summary).Run());
+  FFR_RETURN_IF_ERROR(CacheBuilder(dataset, opt, dir, &in, summary).Run());
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();
 }
