@@ -1,4 +1,5 @@
-// WarpMosaic (straight into the s x s output) against the canvas method
+// WarpMosaic (straight into the s x s output; its best bilinear kernel for
+// this CPU and the portable one) against the canvas method
 // (2s x 2s canvas filled with 114, four tile copies, warpAffine): s = 640,
 // four 640 x 480 tiles, hyp.scratch-low's warp (scale 0.5..1.5, translate
 // 0.1). Each iteration takes the next of 64 pre-drawn mosaics, the same
@@ -51,13 +52,13 @@ const std::vector<MosaicCase>& Cases() {
   return cases;
 }
 
-void BM_WarpMosaic(benchmark::State& state) {
+void BM_WarpMosaic(benchmark::State& state, ffyolo::WarpKernel kernel) {
   const auto& cases = Cases();
   cv::Mat out(kS, kS, CV_8UC3);
   size_t i = 0;
   for (auto _ : state) {
     const MosaicCase& c = cases[i++ % cases.size()];
-    ffyolo::WarpMosaic(c.tiles, c.plan, kS, c.m, &out);
+    ffyolo::WarpMosaic(c.tiles, c.plan, kS, c.m, &out, kernel);
     benchmark::DoNotOptimize(out.data);
   }
   state.SetItemsProcessed(state.iterations());
@@ -94,7 +95,8 @@ void BM_HsvFlipPlanes(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-BENCHMARK(BM_WarpMosaic)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WarpMosaic, best, ffyolo::WarpKernel::kBest)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WarpMosaic, portable, ffyolo::WarpKernel::kPortable)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarpMosaicWithCanvas)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HsvFlipPlanes)->Unit(benchmark::kMillisecond);
 

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <opencv2/core/hal/intrin.hpp>
 #include <opencv2/imgproc.hpp>  // INTER_BITS, INTER_TAB_SIZE
 #include <vector>
@@ -134,6 +137,10 @@ struct Scratch {
   std::vector<short> xy;
   std::vector<uint16_t> alpha;
   std::vector<int> adelta, bdelta;
+  // SeparableWarp's column map and its two horizontal rows.
+  std::vector<short> column_sx;
+  std::vector<uint64_t> column_weights;
+  std::vector<int16_t> horizontal[2];
 };
 
 // The source map of one output row, as warpAffine/warpPerspective build it
@@ -166,6 +173,18 @@ class SourceMap {
   const short* xy() const { return scratch_.xy.data(); }
   const uint16_t* alpha() const { return scratch_.alpha.data(); }
 
+  // warpAffine's per-row start in 1/1024 pixel, rounding term included:
+  // round((a y + b) 1024) + 16, for X with (a, b) = (M1, M2), for Y (M4, M5).
+  static int AffineRowStart(double a, double b, int y) {
+    return cv::saturate_cast<int>((a * y + b) * kAbScale) + kAbScale / kInterTab / 2;
+  }
+
+  static void Store(int X, int Y, short* xy, uint16_t* alpha) {
+    xy[0] = cv::saturate_cast<short>(X >> kInterBits);
+    xy[1] = cv::saturate_cast<short>(Y >> kInterBits);
+    *alpha = static_cast<uint16_t>((Y & kInterMask) * kInterTab + (X & kInterMask));
+  }
+
  private:
   // WarpAffineInvoker: X0 = round((M1 y + M2) 1024) + 16 per row, then
   // X = (X0 + adelta[x]) >> 5 in 1/32 pixel; likewise Y.
@@ -174,9 +193,8 @@ class SourceMap {
     const int* bdelta = scratch_.bdelta.data();
     short* xy = scratch_.xy.data();
     uint16_t* alpha = scratch_.alpha.data();
-    const int round_delta = kAbScale / kInterTab / 2;
-    const int X0 = cv::saturate_cast<int>((inv_.m[1] * y + inv_.m[2]) * kAbScale) + round_delta;
-    const int Y0 = cv::saturate_cast<int>((inv_.m[4] * y + inv_.m[5]) * kAbScale) + round_delta;
+    const int X0 = AffineRowStart(inv_.m[1], inv_.m[2], y);
+    const int Y0 = AffineRowStart(inv_.m[4], inv_.m[5], y);
     int x = 0;
 #if CV_SIMD128
     const cv::v_int32x4 vx0 = cv::v_setall_s32(X0), vy0 = cv::v_setall_s32(Y0);
@@ -224,12 +242,6 @@ class SourceMap {
     }
   }
 
-  static void Store(int X, int Y, short* xy, uint16_t* alpha) {
-    xy[0] = cv::saturate_cast<short>(X >> kInterBits);
-    xy[1] = cv::saturate_cast<short>(Y >> kInterBits);
-    *alpha = static_cast<uint16_t>((Y & kInterMask) * kInterTab + (X & kInterMask));
-  }
-
   const InverseMap& inv_;
   const int width_;
   Scratch& scratch_;
@@ -251,6 +263,8 @@ class VirtualCanvas {
   }
 
   const cv::Rect& rect(int k) const { return rects_[k]; }
+  // The left one of the two tiles canvas row cy can show (the right is + 1).
+  int LeftTileOfRow(int cy) const { return cy >= yc_ ? 2 : 0; }
   const cv::Mat& crop(int k) const { return crops_[k]; }
 
   const uint8_t* Pixel(int cx, int cy) const {
@@ -325,6 +339,88 @@ void InterpolateInside(const cv::Mat& crop, int ox, int oy, const short* xy, con
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define FFYOLO_HAVE_AVX2_WARP 1
+// InterpolateInside for CPUs with AVX2, four pixels per iteration, two per
+// 256-bit register (one per 128-bit lane). The weights factor exactly:
+// OpenCV's sum is 32 * S with S = (32 - fy) H0 + fy H1, H = (32 - fx) p0 +
+// fx p1 per row, and (32 S + 2^14) >> 15 = (S + 512) >> 10; the (0, 0)
+// entry's {32767, 0, 0, 1} gives p00 either way. So one byte shuffle puts
+// each lane's two rows as (left, right) byte pairs, channel by channel;
+// maddubs with (32 - fx, fx) gives H0 and H1 interleaved, pmaddwd with
+// (32 - fy, fy) gives S. Requires every pixel's two 8-byte row loads to lie
+// inside the crop's buffer and n % 4 == 0 pixels are written (the caller
+// passes the rest to the portable kernel); returns how many it wrote.
+__attribute__((target("avx2"))) int InterpolateInsideAvx2(const cv::Mat& crop, int ox, int oy, const short* xy,
+                                                          const uint16_t* alpha, int n, uint8_t* out) {
+  const int step = static_cast<int>(crop.step);
+  if (crop.step > static_cast<size_t>(SHRT_MAX)) return 0;  // offsets below are one 16-bit multiply-add
+  // Per lane: row 0's (b, g, r) of the left and right samples in bytes 0-5, row 1's in 8-13.
+  const __m256i pairs = _mm256_setr_epi8(0, 3, 8, 11, 1, 4, 9, 12, 2, 5, 10, 13, -1, -1, -1, -1,  //
+                                         0, 3, 8, 11, 1, 4, 9, 12, 2, 5, 10, 13, -1, -1, -1, -1);
+  // Broadcasts of pixel 0 and 1 (or 2 and 3) of a 4-pixel vector to lanes 0 and 1: word k, then dword k.
+  const __m256i word01 = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,  //
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  const __m256i word23 = _mm256_add_epi8(word01, _mm256_set1_epi8(4));
+  const __m256i dword01 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3,  //
+                                           4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+  const __m256i dword23 = _mm256_add_epi8(dword01, _mm256_set1_epi8(8));
+  const __m128i compact = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const __m256i round = _mm256_set1_epi32(512);
+  const __m128i origin = _mm_setr_epi16(static_cast<short>(ox), static_cast<short>(oy), static_cast<short>(ox),
+                                        static_cast<short>(oy), static_cast<short>(ox), static_cast<short>(oy),
+                                        static_cast<short>(ox), static_cast<short>(oy));
+  const __m128i strides = _mm_setr_epi16(3, static_cast<short>(step), 3, static_cast<short>(step), 3,
+                                         static_cast<short>(step), 3, static_cast<short>(step));
+  const __m128i low5 = _mm_set1_epi16(31), thirty_two = _mm_set1_epi16(32);
+  const uint8_t* data = crop.data;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    // (sx - ox) 3 + (sy - oy) step for the four pixels.
+    const __m128i offsets = _mm_madd_epi16(
+        _mm_sub_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xy + 2 * i)), origin), strides);
+    const uint8_t* p0 = data + _mm_cvtsi128_si32(offsets);
+    const uint8_t* p1 = data + _mm_extract_epi32(offsets, 1);
+    const uint8_t* p2 = data + _mm_extract_epi32(offsets, 2);
+    const uint8_t* p3 = data + _mm_extract_epi32(offsets, 3);
+    const auto rows = [step](const uint8_t* p) {
+      const __m128i top = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(top), reinterpret_cast<const double*>(p + step)));
+    };
+    const __m256i px01 = _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(rows(p0)), rows(p1), 1), pairs);
+    const __m256i px23 = _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(rows(p2)), rows(p3), 1), pairs);
+    // Per pixel: the byte pair (32 - fx, fx) and the word pair (32 - fy, fy).
+    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(alpha + i));
+    const __m128i fx = _mm_and_si128(a, low5), fy = _mm_srli_epi16(a, kInterBits);
+    const __m256i wx = _mm256_broadcastsi128_si256(_mm_or_si128(_mm_sub_epi16(thirty_two, fx), _mm_slli_epi16(fx, 8)));
+    const __m256i wy = _mm256_broadcastsi128_si256(_mm_unpacklo_epi16(_mm_sub_epi16(thirty_two, fy), fy));
+    const __m256i s01 = _mm256_madd_epi16(_mm256_maddubs_epi16(px01, _mm256_shuffle_epi8(wx, word01)),
+                                          _mm256_shuffle_epi8(wy, dword01));
+    const __m256i s23 = _mm256_madd_epi16(_mm256_maddubs_epi16(px23, _mm256_shuffle_epi8(wx, word23)),
+                                          _mm256_shuffle_epi8(wy, dword23));
+    const __m256i v01 = _mm256_srai_epi32(_mm256_add_epi32(s01, round), 10);
+    const __m256i v23 = _mm256_srai_epi32(_mm256_add_epi32(s23, round), 10);
+    // Lane 0 holds pixels 0 and 2, lane 1 pixels 1 and 3, as (b, g, r, 0) bytes.
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packs_epi32(v01, v23), _mm256_setzero_si256());
+    const __m128i bgr = _mm_shuffle_epi8(
+        _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1)), compact);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 3 * i), bgr);
+    const uint32_t last = static_cast<uint32_t>(_mm_extract_epi32(bgr, 2));
+    std::memcpy(out + 3 * i + 8, &last, 4);
+  }
+  return i;
+}
+#endif
+
+bool CpuHasAvx2() {
+#ifdef FFYOLO_HAVE_AVX2_WARP
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
 // Bounding box [x0, x1] x [y0, y1] of the top-left samples (sx, sy) of n
 // pixels of a map row; their samples lie in [x0, x1 + 1] x [y0, y1 + 1].
 struct SampleBounds {
@@ -381,7 +477,8 @@ int ReachOf(const VirtualCanvas& canvas, const SampleBounds& b) {
 // the fill, the one-tile kernel or the per-pixel path.
 class RowWriter {
  public:
-  RowWriter(const VirtualCanvas& canvas, bool monotone) : canvas_(canvas), monotone_(monotone) {}
+  RowWriter(const VirtualCanvas& canvas, bool monotone, bool avx2)
+      : canvas_(canvas), monotone_(monotone), avx2_(avx2) {}
 
   void Write(const short* xy, const uint16_t* alpha, int width, uint8_t* out) {
     xy_ = xy, alpha_ = alpha, out_ = out;
@@ -391,12 +488,20 @@ class RowWriter {
  private:
   void WriteSpan(int x, int n) {
     const short* xy = xy_ + 2 * x;
-    const int reach = ReachOf(canvas_, monotone_ ? EndBounds(xy, n) : ScanBounds(xy, n));
+    const SampleBounds bounds = monotone_ ? EndBounds(xy, n) : ScanBounds(xy, n);
+    const int reach = ReachOf(canvas_, bounds);
     if (reach == kReachesNone) {
       std::memset(out_ + 3 * x, kPadValue, 3 * n);
     } else if (reach >= 0) {
       const cv::Rect& r = canvas_.rect(reach);
-      InterpolateInside(canvas_.crop(reach), r.x, r.y, xy, alpha_ + x, n, out_ + 3 * x);
+      const cv::Mat& crop = canvas_.crop(reach);
+      int done = 0;
+#ifdef FFYOLO_HAVE_AVX2_WARP
+      // The farthest 8-byte load is the bottom row's at the rightmost sample.
+      if (avx2_ && crop.ptr<uint8_t>(bounds.y1 + 1 - r.y) + 3 * (bounds.x1 - r.x) + 8 <= crop.datalimit)
+        done = InterpolateInsideAvx2(crop, r.x, r.y, xy, alpha_ + x, n, out_ + 3 * x);
+#endif
+      InterpolateInside(crop, r.x, r.y, xy + 2 * done, alpha_ + x + done, n - done, out_ + 3 * (x + done));
     } else if (n > kLeafSpan) {
       WriteSpan(x, n / 2);
       WriteSpan(x + n / 2, n - n / 2);
@@ -407,10 +512,163 @@ class RowWriter {
 
   const VirtualCanvas& canvas_;
   const bool monotone_;
+  const bool avx2_;
   const short* xy_ = nullptr;
   const uint16_t* alpha_ = nullptr;
   uint8_t* out_ = nullptr;
 };
+
+#ifdef FFYOLO_HAVE_AVX2_WARP
+// H for columns [x, end) of a canvas row held in `row` from canvas column a
+// on, four at a time (the rest is left to the caller): two columns per lane,
+// each lane's two 8-byte loads shuffled into (left, right) byte pairs per
+// channel and multiplied with the columns' (32 - fx, fx) pairs. Returns the
+// first column not written. The second half of each group is stored over the
+// two unused words after the first, and its own two spill into the next
+// column, which is written after it.
+__attribute__((target("avx2"))) int HorizontalAvx2(const uint8_t* row, int a, const short* sx,
+                                                   const uint64_t* weights, int x, int end, int16_t* h) {
+  const __m256i pairs = _mm256_setr_epi8(0, 3, 1, 4, 2, 5, 8, 11, 9, 12, 10, 13, -1, -1, -1, -1,  //
+                                         0, 3, 1, 4, 2, 5, 8, 11, 9, 12, 10, 13, -1, -1, -1, -1);
+  // Two columns' 6 weight bytes (of 8) next to each other.
+  const __m256i packed = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 6, 7, 14, 15,  //
+                                          0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, 6, 7, 14, 15);
+  const auto two = [&](int c) {
+    const __m128i left = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + 3 * (sx[c] - a)));
+    return _mm_castpd_si128(
+        _mm_loadh_pd(_mm_castsi128_pd(left), reinterpret_cast<const double*>(row + 3 * (sx[c + 1] - a))));
+  };
+  for (; x + 4 <= end; x += 4) {
+    const __m256i px = _mm256_shuffle_epi8(_mm256_inserti128_si256(_mm256_castsi128_si256(two(x)), two(x + 2), 1), pairs);
+    const __m256i w = _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(weights + x)), packed);
+    const __m256i v = _mm256_maddubs_epi16(px, w);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 3 * x), _mm256_castsi256_si128(v));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 3 * x + 6), _mm256_extracti128_si256(v, 1));
+  }
+  return x;
+}
+
+// ((32 - fy) a + fy b + 512) >> 10 for 16 words, with w = (32 - fy, fy).
+__attribute__((target("avx2"), always_inline)) inline __m256i Blend16(const int16_t* a, const int16_t* b, __m256i w) {
+  const __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256i vb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+  const __m256i round = _mm256_set1_epi32(512);
+  const __m256i lo = _mm256_srai_epi32(_mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(va, vb), w), round), 10);
+  const __m256i hi = _mm256_srai_epi32(_mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(va, vb), w), round), 10);
+  return _mm256_packs_epi32(lo, hi);  // the unpacks' order undone, lane by lane
+}
+
+// out[i] = ((32 - fy) h0[i] + fy h1[i] + 512) >> 10 for i < n.
+__attribute__((target("avx2"))) void VerticalAvx2(const int16_t* h0, const int16_t* h1, int fy, int n,
+                                                  uint8_t* out) {
+  const __m256i w = _mm256_set1_epi32((kInterTab - fy) | fy << 16);
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i bytes = _mm256_packus_epi16(Blend16(h0 + i, h1 + i, w), Blend16(h0 + i + 16, h1 + i + 16, w));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute4x64_epi64(bytes, 0xd8));
+  }
+  for (; i < n; ++i) out[i] = static_cast<uint8_t>(((kInterTab - fy) * h0[i] + fy * h1[i] + 512) >> 10);
+}
+
+// YOLOv5's default warp (degrees, shear and perspective 0: M^-1 only scales
+// and shifts along the axes) in two passes. Every output column then samples
+// the same canvas columns (sx, sx + 1) with the same fx on every row, and
+// every pixel of an output row the same canvas rows (sy, sy + 1) with the
+// same fy. With InterpolateInsideAvx2's factoring the pixel is
+// ((32 - fy) H(sy) + fy H(sy + 1) + 512) >> 10, H(r) = (32 - fx) p(sx, r) +
+// fx p(sx + 1, r) per channel: a horizontal pass per canvas row, kept for the
+// next output row, which samples the same or the next rows, then a blend of
+// two of them over contiguous memory.
+class SeparableWarp {
+ public:
+  static bool Applies(const InverseMap& inv) { return inv.affine && inv.m[1] == 0 && inv.m[3] == 0 && inv.m[0] > 0; }
+
+  SeparableWarp(const VirtualCanvas& canvas, const InverseMap& inv, int width, Scratch* scratch)
+      : canvas_(canvas), inv_(inv), width_(width), scratch_(*scratch) {
+    SourceMap map(inv, width, scratch);
+    map.Compute(0);  // M1 = 0: every row's columns
+    scratch_.column_sx.resize(width);
+    scratch_.column_weights.resize(width);
+    for (int x = 0; x < width; ++x) {
+      scratch_.column_sx[x] = map.xy()[2 * x];
+      const uint64_t fx = map.alpha()[x] & kInterMask, pair = (kInterTab - fx) | fx << 8;
+      scratch_.column_weights[x] = pair | pair << 16 | pair << 32;
+    }
+    for (auto& h : scratch_.horizontal) h.resize(3 * static_cast<size_t>(width) + 8);  // + the kernel's spill
+  }
+
+  void WriteRow(int y, uint8_t* out) {
+    // M3 = 0: one Y for the whole row, warpAffine's.
+    const int Y = SourceMap::AffineRowStart(inv_.m[4], inv_.m[5], y) >> (kAbBits - kInterBits);
+    short xy[2];
+    uint16_t alpha;
+    SourceMap::Store(0, Y, xy, &alpha);
+    const int sy = xy[1], fy = alpha >> kInterBits;
+    const int16_t* h0 = Horizontal(sy, sy + 1);
+    const int16_t* h1 = fy == 0 ? h0 : Horizontal(sy + 1, sy);
+    VerticalAvx2(h0, h1, fy, 3 * width_, out);
+  }
+
+ private:
+  // H of canvas row r, computed unless held; the other row held is kept if it is `keep`.
+  const int16_t* Horizontal(int r, int keep) {
+    for (int i = 0; i < 2; ++i)
+      if (rows_[i] == r) return scratch_.horizontal[i].data();
+    const int i = rows_[0] == keep ? 1 : 0;
+    rows_[i] = r;
+    ComputeHorizontal(r, scratch_.horizontal[i].data());
+    return scratch_.horizontal[i].data();
+  }
+
+  // Columns by what their two samples on row r touch, left to right: only the
+  // fill, the pixels of one tile (the kernel), or both or two tiles (pixel by
+  // pixel through the canvas). sx is nondecreasing (M0 > 0), so each is a run.
+  void ComputeHorizontal(int r, int16_t* h) {
+    const short* sx = scratch_.column_sx.data();
+    const auto first_at_least = [&](int v) { return static_cast<int>(std::lower_bound(sx, sx + width_, v) - sx); };
+    int x = 0;
+    for (int k = canvas_.LeftTileOfRow(r), last = k + 1; k <= last; ++k) {
+      const cv::Rect& rect = canvas_.rect(k);
+      if (r < rect.y || r >= rect.y + rect.height) continue;  // empty rects included
+      const int a = rect.x, b = rect.x + rect.width;
+      const int touch_begin = std::max(x, first_at_least(a - 1)), touch_end = first_at_least(b);
+      const int inside_begin = first_at_least(a);
+      int inside_end = std::max(inside_begin, first_at_least(b - 1));
+      const cv::Mat& crop = canvas_.crop(k);
+      const uint8_t* row = crop.ptr<uint8_t>(r - rect.y);
+      while (inside_end > inside_begin && row + 3 * (sx[inside_end - 1] - a) + 8 > crop.datalimit) --inside_end;
+      Fill(x, touch_begin, h);
+      ByPixel(r, touch_begin, inside_begin, h);
+      const int done = HorizontalAvx2(row, a, sx, scratch_.column_weights.data(), inside_begin, inside_end, h);
+      ByPixel(r, done, touch_end, h);
+      x = std::max(x, touch_end);
+    }
+    Fill(x, width_, h);
+  }
+
+  // H of the fill, 114 (32 - fx + fx), for columns [x, end).
+  __attribute__((target("avx2"))) static void Fill(int x, int end, int16_t* h) {
+    const __m256i fill = _mm256_set1_epi16(kPadValue * kInterTab);
+    int i = 3 * x;
+    for (; i + 16 <= 3 * end; i += 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + i), fill);
+    for (; i < 3 * end; ++i) h[i] = kPadValue * kInterTab;
+  }
+
+  void ByPixel(int r, int x, int end, int16_t* h) const {
+    for (; x < end; ++x) {
+      const int sx = scratch_.column_sx[x], fx = static_cast<int>(scratch_.column_weights[x] >> 8 & 0xff);
+      const uint8_t *p0 = canvas_.Pixel(sx, r), *p1 = canvas_.Pixel(sx + 1, r);
+      for (int c = 0; c < 3; ++c) h[3 * x + c] = static_cast<int16_t>((kInterTab - fx) * p0[c] + fx * p1[c]);
+    }
+  }
+
+  const VirtualCanvas& canvas_;
+  const InverseMap& inv_;
+  const int width_;
+  Scratch& scratch_;
+  int rows_[2] = {INT_MIN, INT_MIN};  // the canvas rows held in scratch_.horizontal
+};
+#endif
 
 }  // namespace
 
@@ -442,7 +700,7 @@ std::array<cv::Rect, 4> TileRegionsSampledByWarp(const std::array<MosaicTile, 4>
 }
 
 void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile, 4>& plan, int s,
-                const cv::Matx33d& m, cv::Mat* dst) {
+                const cv::Matx33d& m, cv::Mat* dst, WarpKernel kernel) {
   for (int k = 0; k < 4; ++k) {
     CV_Assert(plan[k].canvas_rect().empty() || tiles[k].empty() || tiles[k].type() == CV_8UC3);
   }
@@ -451,8 +709,16 @@ void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile
   thread_local Scratch scratch;
   const InverseMap inv = InvertAsOpenCV(m);
   const VirtualCanvas canvas(tiles, plan);
+  const bool avx2 = kernel == WarpKernel::kBest && CpuHasAvx2();
+#ifdef FFYOLO_HAVE_AVX2_WARP
+  if (avx2 && SeparableWarp::Applies(inv)) {
+    SeparableWarp warp(canvas, inv, s, &scratch);
+    for (int y = 0; y < s; ++y) warp.WriteRow(y, dst->ptr<uint8_t>(y));
+    return;
+  }
+#endif
   SourceMap map(inv, s, &scratch);
-  RowWriter writer(canvas, inv.affine);
+  RowWriter writer(canvas, inv.affine, avx2);
   for (int y = 0; y < s; ++y) {
     map.Compute(y);
     writer.Write(map.xy(), map.alpha(), s, dst->ptr<uint8_t>(y));

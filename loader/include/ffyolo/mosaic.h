@@ -35,8 +35,14 @@ std::array<MosaicTile, 4> PlanMosaic(const std::array<cv::Size, 4>& sizes, int s
 // the canvas. Tiles are CV_8UC3, each at least as large as its plan's tile_rect,
 // or empty for a tile the warp does not sample; only the pixels of a tile's
 // TileRegionsSampledByWarp are read.
+//
+// Inside a tile the bilinear step runs on the fastest kernel the CPU has
+// (AVX2 where present); kPortable forces the 128-bit one that any x86-64 or
+// ARM CPU runs, so that tests and benchmarks can compare both. They give the
+// same bits.
+enum class WarpKernel { kBest, kPortable };
 void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile, 4>& plan, int s,
-                const cv::Matx33d& m, cv::Mat* dst);
+                const cv::Matx33d& m, cv::Mat* dst, WarpKernel kernel = WarpKernel::kBest);
 
 // The part of each tile the warp M (canvas -> s x s output) samples, in tile
 // pixels: a sub-rectangle of plan[k].tile_rect(), empty for a tile it never
