@@ -1,5 +1,6 @@
 // yolo-val: the Ultralytics table and the 12 COCO stats on a packed split, for
-// a checkpoint (--weights) or for any detector's COCO results (--predictions).
+// a checkpoint (--weights) or for any detector's COCO results (--predictions);
+// the numbers also go to runs/val/expN/stats.json at full precision.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -47,6 +48,15 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
+  // The output directory first, as val.py does: an unwritable one fails before any work, not after.
+  const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
+  if (ffr::Status s = ffr::Env::Default()->CreateDirs(dir); !s.ok()) return Fail(s);
+  const auto save_stats = [&](const ffyolo::DatasetEvalResult& result) {
+    const ffr::Status s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/stats.json", ffyolo::EvalStatsJson(result));
+    if (s.ok()) std::printf("Stats saved to %s/stats.json\n", dir.c_str());
+    return s;
+  };
+
   if (!predictions.empty()) {
     std::unique_ptr<ffyolo::Dataset> dataset;
     ffr::Status s = ffyolo::Dataset::Open(o.data, &dataset);
@@ -60,20 +70,19 @@ int Main(int argc, char** argv) {
     if (!s.ok()) return Fail(s);
     ffyolo::DatasetEvaluator evaluator(dataset->manifest(), index);
     if (!(s = evaluator.AddCocoResults(dets, predictions)).ok()) return Fail(s);
-    std::printf("%s", ffyolo::FormatEvalReport(evaluator.Finish(), dataset->manifest().names, verbose).c_str());
-    return 0;
+    const ffyolo::DatasetEvalResult result = evaluator.Finish();
+    std::printf("%s", ffyolo::FormatEvalReport(result, dataset->manifest().names, verbose).c_str());
+    s = save_stats(result);
+    return s.ok() ? 0 : Fail(s);
   }
 
-  // The output directory first, as val.py does: an unwritable one fails before the model runs, not after.
-  const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
-  ffr::Status s = ffr::Env::Default()->CreateDirs(dir);
-  if (!s.ok()) return Fail(s);
   ffyolo::ValidationOutput out;
   std::vector<std::string> names;
-  s = ffyolo::ValidateWeights(o, &out, &names);
+  ffr::Status s = ffyolo::ValidateWeights(o, &out, &names);
   if (!s.ok()) return Fail(s);
   std::printf("%s", ffyolo::FormatEvalReport(out.result, names, verbose || names.size() < 50).c_str());
   s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/predictions.json", out.predictions_json);
+  if (s.ok()) s = save_stats(out.result);
   if (!s.ok()) return Fail(s);
   std::printf("Speed: %.1f s for %lld images. Predictions saved to %s/predictions.json\n", out.seconds,
               static_cast<long long>(out.result.images), dir.c_str());

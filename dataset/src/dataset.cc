@@ -63,9 +63,21 @@ Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out) const 
   FFR_RETURN_IF_ERROR(CheckSplit(split));
   const SplitInfo* info = manifest_.FindSplit(split);
   FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(split_dir(split) + "/" + info->label_index, out));
+  const std::string where = split_dir(split) + "/" + info->label_index;
   if (static_cast<int64_t>(out->size()) != info->samples)
-    return Status::Corruption(split_dir(split) + "/" + info->label_index + ": " + std::to_string(out->size()) +
-                              " samples, the manifest says " + std::to_string(info->samples));
+    return Status::Corruption(where + ": " + std::to_string(out->size()) + " samples, the manifest says " +
+                              std::to_string(info->samples));
+  // Everything downstream indexes the class names with these.
+  const size_t nc = manifest_.names.size();
+  for (size_t i = 0; i < out->size(); ++i) {
+    bool in_range = true;
+    for (size_t k = 0; k < out->box_count(i); ++k) in_range &= out->boxes(i)[k].class_index < nc;
+    for (size_t k = 0; out->has_eval_boxes() && k < out->eval_box_count(i); ++k)
+      in_range &= out->eval_boxes(i)[k].class_index < nc;
+    if (!in_range)
+      return Status::Corruption(where + ": sample " + std::to_string(i) + " (" + out->file_name(i) +
+                                ") has a class index beyond the manifest's " + std::to_string(nc) + " names");
+  }
   return Status::OK();
 }
 

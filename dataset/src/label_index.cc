@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <cstring>
+
 #include "ffr/endian.h"
 #include "ffr/env.h"
 
@@ -33,6 +35,24 @@ class Cursor {
   const uint8_t* end_;
 };
 
+// Header flags.
+constexpr uint16_t kHasEvalBoxes = 1;
+
+constexpr size_t kEvalBoxSize = 2 + 1 + 5 * 8;
+
+void PutDouble(std::string* out, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  PutFixed64(out, bits);
+}
+
+double DecodeDouble(const uint8_t* p) {
+  const uint64_t bits = DecodeFixed64(p);
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+
 }  // namespace
 
 void LabelIndex::Add(const RecordInfo& info, uint64_t image_bytes) {
@@ -44,6 +64,12 @@ void LabelIndex::Add(const RecordInfo& info, uint64_t image_bytes) {
   file_names_.push_back(info.file_name);
   boxes_.insert(boxes_.end(), info.boxes.begin(), info.boxes.end());
   box_begin_.push_back(boxes_.size());
+}
+
+void LabelIndex::AddEvalBoxes(const std::vector<EvalBox>& boxes) {
+  if (eval_begin_.empty()) eval_begin_.push_back(0);
+  eval_boxes_.insert(eval_boxes_.end(), boxes.begin(), boxes.end());
+  eval_begin_.push_back(eval_boxes_.size());
 }
 
 RecordInfo LabelIndex::info(size_t i) const {
@@ -61,7 +87,7 @@ std::string LabelIndex::Encode() const {
   std::string raw;
   PutFixed32(&raw, kMagic);
   PutFixed16(&raw, kVersion);
-  PutFixed16(&raw, 0);
+  PutFixed16(&raw, has_eval_boxes() ? kHasEvalBoxes : 0);
   PutFixed64(&raw, size());
   PutFixed64(&raw, boxes_.size());
   for (size_t i = 0; i < size(); ++i) {
@@ -75,6 +101,15 @@ std::string LabelIndex::Encode() const {
     raw.append(file_names_[i]);
   }
   for (const Box& b : boxes_) PutBox(&raw, b);
+  if (has_eval_boxes()) {
+    PutFixed64(&raw, eval_boxes_.size());
+    for (size_t i = 0; i < size(); ++i) PutFixed32(&raw, static_cast<uint32_t>(eval_box_count(i)));
+    for (const EvalBox& b : eval_boxes_) {
+      PutFixed16(&raw, b.class_index);
+      raw.push_back(static_cast<char>(b.iscrowd));
+      for (const double v : {b.x, b.y, b.w, b.h, b.area}) PutDouble(&raw, v);
+    }
+  }
   // The frame carries its content checksum, so that damage is detected on read.
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 9);
@@ -104,8 +139,12 @@ Status LabelIndex::Decode(const std::string& data, const std::string& where, Lab
   if (!c.Has(24)) return truncated();
   const uint8_t* h = c.Take(24);
   if (DecodeFixed32(h) != kMagic) return Status::Corruption(where + ": not a label index (bad magic)");
-  if (DecodeFixed16(h + 4) != kVersion)
-    return Status::NotSupported(where + ": label index version " + std::to_string(DecodeFixed16(h + 4)));
+  const uint16_t version = DecodeFixed16(h + 4), flags = DecodeFixed16(h + 6);
+  if (version < 1 || version > kVersion)
+    return Status::NotSupported(where + ": label index version " + std::to_string(version) + " (this build reads 1 to " +
+                                std::to_string(kVersion) + ")");
+  if (flags & ~kHasEvalBoxes || (version == 1 && flags != 0))
+    return Status::Corruption(where + ": unknown label index flags " + std::to_string(flags));
   const uint64_t count = DecodeFixed64(h + 8);
   const uint64_t total_boxes = DecodeFixed64(h + 16);
   LabelIndex idx;
@@ -131,9 +170,28 @@ Status LabelIndex::Decode(const std::string& data, const std::string& where, Lab
   if (boxes_seen != total_boxes)
     return Status::Corruption(where + ": box counts add up to " + std::to_string(boxes_seen) + ", header says " +
                               std::to_string(total_boxes));
-  if (!c.Has(total_boxes * kRecordBoxSize)) return truncated();
+  if (total_boxes > raw.size() / kRecordBoxSize || !c.Has(total_boxes * kRecordBoxSize)) return truncated();
   idx.boxes_.resize(total_boxes);
   for (Box& b : idx.boxes_) b = DecodeBox(c.Take(kRecordBoxSize));
+  if (flags & kHasEvalBoxes) {
+    if (!c.Has(8 + 4 * count)) return truncated();
+    const uint64_t total_eval = DecodeFixed64(c.Take(8));
+    idx.eval_begin_.push_back(0);
+    for (uint64_t i = 0; i < count; ++i) idx.eval_begin_.push_back(idx.eval_begin_.back() + DecodeFixed32(c.Take(4)));
+    if (idx.eval_begin_.back() != total_eval)
+      return Status::Corruption(where + ": COCO annotation counts add up to " + std::to_string(idx.eval_begin_.back()) +
+                                ", header says " + std::to_string(total_eval));
+    if (total_eval > raw.size() / kEvalBoxSize || !c.Has(total_eval * kEvalBoxSize)) return truncated();
+    idx.eval_boxes_.resize(total_eval);
+    for (EvalBox& b : idx.eval_boxes_) {
+      const uint8_t* p = c.Take(kEvalBoxSize);
+      b.class_index = DecodeFixed16(p);
+      if (p[2] > 1) return Status::Corruption(where + ": a COCO annotation's iscrowd is " + std::to_string(p[2]));
+      b.iscrowd = p[2] == 1;
+      b.x = DecodeDouble(p + 3), b.y = DecodeDouble(p + 11), b.w = DecodeDouble(p + 19), b.h = DecodeDouble(p + 27);
+      b.area = DecodeDouble(p + 35);
+    }
+  }
   if (!c.done()) return Status::Corruption(where + ": trailing bytes after the label index");
   *out = std::move(idx);
   return Status::OK();

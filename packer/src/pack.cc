@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include <yaml-cpp/yaml.h>
 
@@ -111,6 +112,7 @@ class SplitPacker {
   Status PrepareShard(size_t begin, size_t end, std::vector<Prepared>* out);
   Status WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written);
   Status ResumeShard(const std::string& path, ShardInfo* info);
+  Status AddEvalBoxes();
   void Message(const std::string& m) const {
     if (opt_.on_message) opt_.on_message(m);
   }
@@ -253,6 +255,23 @@ Status SplitPacker::ResumeShard(const std::string& path, ShardInfo* info) {
   return opt_.env->GetFileSize(path, &info->bytes);
 }
 
+// The source's EvalBoxes of every sample packed, found by image id: resumed
+// shards' samples are known only by their records.
+Status SplitPacker::AddEvalBoxes() {
+  if (!split_.has_eval_boxes) return Status::OK();
+  std::unordered_map<int64_t, const SourceImage*> by_id;
+  for (const SourceImage& image : split_.images) by_id.emplace(image.info.image_id, &image);
+  for (size_t i = 0; i < index_.size(); ++i) {
+    const auto it = by_id.find(index_.image_id(i));
+    if (it == by_id.end())
+      return Status::Corruption("cannot resume: sample " + std::to_string(i) + " of split '" + split_.name +
+                                "' (image id " + std::to_string(index_.image_id(i)) + ", " + index_.file_name(i) +
+                                ") is not in " + split_.listing + "; rerun with --force");
+    index_.AddEvalBoxes(it->second->eval_boxes);
+  }
+  return Status::OK();
+}
+
 Status SplitPacker::Run(SplitInfo* result) {
   FFR_RETURN_IF_ERROR(opt_.env->CreateDirs(dir_));
   info_.name = split_.name;
@@ -303,6 +322,7 @@ Status SplitPacker::Run(SplitInfo* result) {
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
   info_.shards = shards;
+  FFR_RETURN_IF_ERROR(AddEvalBoxes());
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;

@@ -291,7 +291,9 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
       continue;
     }
     const double x = ann.bbox[0], y = ann.bbox[1], w = ann.bbox[2], h = ann.bbox[3];
-    // JSON2YOLO drops these too; they are not objects anyone can detect.
+    image.eval_boxes.push_back({class_it->second, ann.iscrowd, x, y, w, h, ann.area});
+    // JSON2YOLO drops these too; they are not objects anyone can detect (but
+    // pycocotools counts them, so their EvalBoxes stay).
     if (w <= 0 || h <= 0) {
       if (empty_boxes++ == 0) first_empty_id = ann.id;
       continue;
@@ -308,11 +310,12 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     image.info.boxes.push_back(box);
   }
   for (SourceImage& image : out->images)
-    if (!image.problem.ok()) image.info.boxes.clear();
+    if (!image.problem.ok()) image.info.boxes.clear(), image.eval_boxes.clear();
+  out->has_eval_boxes = true;
   if (empty_boxes > 0)
-    dataset->warnings.push_back(file + ": dropped " + std::to_string(empty_boxes) +
-                                " annotations whose bbox has no width or height (the first: id " +
-                                std::to_string(first_empty_id) + ")");
+    dataset->warnings.push_back(file + ": " + std::to_string(empty_boxes) +
+                                " annotations have a bbox without width or height (the first: id " +
+                                std::to_string(first_empty_id) + "); not trained on, but evaluated as COCO does");
   if (duplicates > 0)
     dataset->warnings.push_back(file + ": " + std::to_string(duplicates) +
                                 " annotations repeat an earlier one of the same image, category and bbox (the "

@@ -296,6 +296,36 @@ TEST_F(InspectTest, VerifyFindsALabelIndexThatDisagreesWithItsRecord) {
   EXPECT_NE(p.message.find("box 0"), std::string::npos) << p.message;
 }
 
+TEST_F(InspectTest, LabelIndexWithAClassBeyondTheNamesIsRefused) {
+  const std::string path = Copy();
+  const size_t sample = 7;
+  uint16_t original_class = 0;
+  std::string file_name;
+  const auto expect_refused = [&](const char* what) {
+    std::unique_ptr<Dataset> dataset;
+    ASSERT_TRUE(Dataset::Open(path, &dataset).ok());
+    LabelIndex index;
+    const Status s = dataset->LoadLabelIndex(kCocoSplit, &index);
+    EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
+    EXPECT_NE(s.message().find("sample 7 (" + file_name + ")"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("80 names"), std::string::npos) << s.message();
+  };
+  ASSERT_NO_FATAL_FAILURE(testing::EditLabelIndex(path + "/" + kCocoSplit, sample,
+                                                  [&](RecordInfo* info, std::vector<EvalBox>* eval) {
+                                                    ASSERT_FALSE(info->boxes.empty() || eval->empty());
+                                                    file_name = info->file_name;
+                                                    original_class = info->boxes[0].class_index;
+                                                    info->boxes[0].class_index = 80;
+                                                  }));
+  expect_refused("a training box");
+  ASSERT_NO_FATAL_FAILURE(testing::EditLabelIndex(path + "/" + kCocoSplit, sample,
+                                                  [&](RecordInfo* info, std::vector<EvalBox>* eval) {
+                                                    info->boxes[0].class_index = original_class;
+                                                    eval->back().class_index = 80;
+                                                  }));
+  expect_refused("a COCO annotation");
+}
+
 TEST_F(InspectTest, VerifyFindsAnImageThatOnlyTheImageCheckSees) {
   const std::string path = Copy();
   const int64_t local = 7;

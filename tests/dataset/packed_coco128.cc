@@ -81,19 +81,29 @@ void BreakImageEnd(const std::string& shard, int64_t local) {
   ASSERT_TRUE(WriteStringToFile(shard, data));
 }
 
-void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx) {
+void EditLabelIndex(const std::string& split_dir, size_t sample,
+                    const std::function<void(RecordInfo*, std::vector<EvalBox>*)>& edit) {
   const std::string path = split_dir + "/" + kLabelIndexFile;
   LabelIndex original, rewritten;
   const Status s = LabelIndex::ReadFile(path, &original);
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_LT(sample, original.size());
-  ASSERT_GT(original.box_count(sample), 0u) << "sample " << sample << " has no box to shift";
   for (size_t i = 0; i < original.size(); ++i) {
     RecordInfo info = original.info(i);
-    if (i == sample) info.boxes[0].cx += dx;
+    std::vector<EvalBox> eval;
+    if (original.has_eval_boxes()) eval.assign(original.eval_boxes(i), original.eval_boxes(i) + original.eval_box_count(i));
+    if (i == sample) edit(&info, &eval);
     rewritten.Add(info, original.image_bytes(i));
+    if (original.has_eval_boxes()) rewritten.AddEvalBoxes(eval);
   }
   ASSERT_TRUE(rewritten.WriteFile(path).ok());
+}
+
+void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx) {
+  EditLabelIndex(split_dir, sample, [&](RecordInfo* info, std::vector<EvalBox>*) {
+    ASSERT_GT(info->boxes.size(), 0u) << "sample " << sample << " has no box to shift";
+    info->boxes[0].cx += dx;
+  });
 }
 
 }  // namespace ffyolo::testing

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ffr/format.h"
+#include "ffyolo/label_index.h"
 #include "testing/test_env.h"
 
 namespace ffyolo::testing {
@@ -47,8 +49,12 @@ void FlipByte(const std::string& path, uint64_t offset);
 // header to match: damage that only an image check can see.
 void BreakImageEnd(const std::string& shard, int64_t local);
 
-// Rewrites <split_dir>/labels.idx.zst with box 0 of sample `sample` moved to
-// the right by `dx` (normalized), leaving everything else as it was.
+// Rewrites <split_dir>/labels.idx.zst with `edit` applied to sample
+// `sample`'s metadata and EvalBoxes (empty when the index has none).
+void EditLabelIndex(const std::string& split_dir, size_t sample,
+                    const std::function<void(RecordInfo*, std::vector<EvalBox>*)>& edit);
+
+// EditLabelIndex moving box 0 of sample `sample` to the right by `dx` (normalized).
 void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx);
 
 }  // namespace ffyolo::testing

@@ -1,5 +1,8 @@
 // The record, label index and manifest encodings round-trip and reject damage.
 #include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <cmath>
 
 #include "ffyolo/label_index.h"
 #include "ffyolo/manifest.h"
@@ -134,6 +137,66 @@ TEST(LabelIndexTest, RoundTripAndCorruption) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("labels.idx.zst"), std::string::npos);
   EXPECT_FALSE(LabelIndex::Decode(data.substr(0, 10), "x", &back).ok());
+}
+
+TEST(LabelIndexTest, EvalBoxesRoundTripBitForBit) {
+  LabelIndex idx;
+  const std::vector<EvalBox> first = {{45, false, 0.1 + 0.2, 1e-300, 0, 7.25, 1234.5678901234567},
+                                      {0, true, -0.0, 639.9999999999999, 1e15, 0.30000000000000004, 0}};
+  idx.Add(SampleInfo(), 1);
+  idx.AddEvalBoxes(first);
+  RecordInfo background;
+  background.file_name = "bg.jpg";
+  idx.Add(background, 2);
+  idx.AddEvalBoxes({});
+  ASSERT_TRUE(idx.has_eval_boxes());
+  LabelIndex back;
+  ASSERT_TRUE(LabelIndex::Decode(idx.Encode(), "labels.idx.zst", &back).ok());
+  ASSERT_TRUE(back.has_eval_boxes());
+  ASSERT_EQ(back.eval_box_count(0), 2u);
+  EXPECT_EQ(back.eval_box_count(1), 0u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(back.eval_boxes(0)[k], first[k]) << "annotation " << k;
+    EXPECT_TRUE(std::signbit(back.eval_boxes(0)[k].x) == std::signbit(first[k].x)) << "annotation " << k;
+  }
+  EXPECT_EQ(back.info(0).boxes, SampleInfo().boxes);  // the training boxes beside them
+
+  LabelIndex without;
+  without.Add(SampleInfo(), 1);
+  ASSERT_TRUE(LabelIndex::Decode(without.Encode(), "labels.idx.zst", &back).ok());
+  EXPECT_FALSE(back.has_eval_boxes());
+}
+
+// The label index's bytes before compression, and again compressed.
+std::string Decompress(const std::string& frame) {
+  std::string raw(ZSTD_getFrameContentSize(frame.data(), frame.size()), '\0');
+  EXPECT_EQ(ZSTD_decompress(raw.data(), raw.size(), frame.data(), frame.size()), raw.size());
+  return raw;
+}
+std::string Compress(const std::string& raw) {
+  std::string frame(ZSTD_compressBound(raw.size()), '\0');
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), raw.data(), raw.size(), 3));
+  return frame;
+}
+
+TEST(LabelIndexTest, ReadsVersionOneAndRefusesNewerVersions) {
+  LabelIndex idx;
+  idx.Add(SampleInfo(), 1);
+  std::string raw = Decompress(idx.Encode());
+  ASSERT_EQ(raw[4], LabelIndex::kVersion);
+  raw[4] = 1;  // version 1 had no flags and no EvalBoxes: the same bytes
+  LabelIndex back;
+  Status s = LabelIndex::Decode(Compress(raw), "labels.idx.zst", &back);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(back.info(0).boxes, SampleInfo().boxes);
+  EXPECT_FALSE(back.has_eval_boxes());
+  raw[4] = LabelIndex::kVersion + 1;
+  s = LabelIndex::Decode(Compress(raw), "labels.idx.zst", &back);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(s.message().find("labels.idx.zst: label index version 3"), std::string::npos) << s.message();
+  raw[4] = LabelIndex::kVersion;
+  raw[6] = 2;  // an unknown flag
+  EXPECT_TRUE(LabelIndex::Decode(Compress(raw), "labels.idx.zst", &back).IsCorruption());
 }
 
 TEST(ManifestTest, YamlRoundTrip) {

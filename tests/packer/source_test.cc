@@ -260,7 +260,15 @@ TEST_F(CocoJsonTest, ConvertsTheCocoConventions) {
   EXPECT_FLOAT_EQ(box.h, 6 / 30.0f);
   EXPECT_FLOAT_EQ(box.area, 40.5f);
   ASSERT_EQ(ds_.warnings.size(), 1u);
-  EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: dropped 1 annotations"));
+  EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 1 annotations have a bbox without width or height"));
+
+  // pycocotools' ground truth: every annotation as the JSON gives it, the empty one included.
+  EXPECT_TRUE(split.has_eval_boxes);
+  ASSERT_EQ(first.eval_boxes.size(), 1u);
+  EXPECT_TRUE(first.eval_boxes[0].iscrowd);
+  ASSERT_EQ(second.eval_boxes.size(), 2u);
+  EXPECT_EQ(second.eval_boxes[0], (EvalBox{1, false, 4, 3, 8, 6, 40.5}));
+  EXPECT_EQ(second.eval_boxes[1], (EvalBox{0, false, 10, 10, 0, 5, 0}));
 }
 
 TEST_F(CocoJsonTest, TruncatedJsonNamesFileAndPosition) {

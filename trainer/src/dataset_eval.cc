@@ -33,16 +33,21 @@ DatasetEvaluator::DatasetEvaluator(const Manifest& manifest, const LabelIndex& i
   for (size_t i = 0; i < index.size(); ++i) {
     image_index_[index.image_id(i)] = i;
     ground_truth_.image_ids.push_back(index.image_id(i));
+    const auto add = [&](uint16_t class_index, bool iscrowd, const std::array<double, 4>& bbox, double area) {
+      ground_truth_.annotations.push_back(
+          {index.image_id(i), manifest.category_ids[class_index], bbox, area, iscrowd});
+    };
+    if (index.has_eval_boxes()) {  // the COCO JSON's own numbers: pycocotools' ground truth
+      for (size_t k = 0; k < index.eval_box_count(i); ++k) {
+        const EvalBox& b = index.eval_boxes(i)[k];
+        add(b.class_index, b.iscrowd, {b.x, b.y, b.w, b.h}, b.area);
+      }
+      continue;
+    }
     const double w = index.width(i), h = index.height(i);
     for (size_t k = 0; k < index.box_count(i); ++k) {
       const Box& b = index.boxes(i)[k];
-      CocoAnnotation a;
-      a.image_id = index.image_id(i);
-      a.category_id = manifest.category_ids[b.class_index];
-      a.bbox = {(b.cx - b.w / 2) * w, (b.cy - b.h / 2) * h, b.w * w, b.h * h};
-      a.area = b.area;
-      a.iscrowd = b.iscrowd;
-      ground_truth_.annotations.push_back(a);
+      add(b.class_index, b.iscrowd, {(b.cx - b.w / 2) * w, (b.cy - b.h / 2) * h, b.w * w, b.h * h}, b.area);
     }
   }
 }
@@ -119,6 +124,24 @@ std::string FormatEvalReport(const DatasetEvalResult& result, const std::vector<
   if (!out.empty() && out.back() != '\n') out += '\n';
   out += "COCO evaluation (pycocotools COCOeval, bbox):\n";
   for (const std::string& line : CocoEvaluator::SummaryLines(result.coco)) out += line + "\n";
+  return out;
+}
+
+std::string EvalStatsJson(const DatasetEvalResult& result) {
+  static constexpr const char* kCocoNames[12] = {"AP",  "AP50", "AP75",  "APs", "APm", "APl",
+                                                 "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"};
+  char buf[64];
+  const auto number = [&](double v) {
+    std::snprintf(buf, sizeof(buf), "%.17g", v);
+    return std::string(buf);
+  };
+  std::string out = "{\n  \"coco\": {";
+  for (int k = 0; k < 12; ++k) out += std::string(k ? ", " : "") + "\"" + kCocoNames[k] + "\": " + number(result.coco[k]);
+  const ValMetrics& m = result.metrics;
+  out += "},\n  \"P\": " + number(m.mp) + ", \"R\": " + number(m.mr) + ", \"mAP50\": " + number(m.map50) +
+         ", \"mAP50-95\": " + number(m.map) + ",\n  \"images\": " + std::to_string(result.images) +
+         ", \"instances\": " + std::to_string(m.instances) + ", \"detections\": " + std::to_string(result.detections) +
+         "\n}\n";
   return out;
 }
 

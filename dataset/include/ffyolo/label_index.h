@@ -13,13 +13,32 @@
 
 namespace ffyolo {
 
+// An annotation as a COCO instances JSON gives it: bbox and area in double,
+// boxes without width or height (not trained on) included. pycocotools scores
+// against exactly these, so evaluation from a packed dataset uses them where
+// the source had a JSON; the training boxes (Box) are derived from them.
+struct EvalBox {
+  uint16_t class_index = 0;
+  bool iscrowd = false;
+  double x = 0, y = 0, w = 0, h = 0;  // bbox in pixels
+  double area = 0;
+
+  bool operator==(const EvalBox& o) const {
+    return class_index == o.class_index && iscrowd == o.iscrowd && x == o.x && y == o.y && w == o.w && h == o.h &&
+           area == o.area;
+  }
+};
+
 class LabelIndex {
  public:
   static constexpr uint32_t kMagic = 0x494c5946;  // "FYLI" little-endian
-  static constexpr uint16_t kVersion = 1;
+  static constexpr uint16_t kVersion = 2;         // 1: no EvalBoxes; still read
 
   // Appends the metadata of the next sample, whose record holds `image_bytes` bytes of image.
   void Add(const RecordInfo& info, uint64_t image_bytes);
+  // The EvalBoxes of sample size_with_eval_boxes(), in sample order: given for
+  // every sample added, or for none (sources without a COCO JSON).
+  void AddEvalBoxes(const std::vector<EvalBox>& boxes);
 
   size_t size() const { return image_ids_.size(); }
   int64_t image_id(size_t i) const { return image_ids_[i]; }
@@ -31,6 +50,11 @@ class LabelIndex {
   size_t box_count(size_t i) const { return box_begin_[i + 1] - box_begin_[i]; }
   const Box* boxes(size_t i) const { return boxes_.data() + box_begin_[i]; }
   size_t total_boxes() const { return boxes_.size(); }
+  // Whether every sample has its EvalBoxes (see AddEvalBoxes).
+  bool has_eval_boxes() const { return eval_begin_.size() == size() + 1; }
+  size_t size_with_eval_boxes() const { return eval_begin_.empty() ? 0 : eval_begin_.size() - 1; }
+  size_t eval_box_count(size_t i) const { return eval_begin_[i + 1] - eval_begin_[i]; }
+  const EvalBox* eval_boxes(size_t i) const { return eval_boxes_.data() + eval_begin_[i]; }
   // The sample's metadata as a RecordInfo.
   RecordInfo info(size_t i) const;
 
@@ -51,6 +75,8 @@ class LabelIndex {
   std::vector<std::string> file_names_;
   std::vector<uint64_t> box_begin_{0};
   std::vector<Box> boxes_;
+  std::vector<uint64_t> eval_begin_;  // empty, or offsets into eval_boxes_ per sample and one past the last
+  std::vector<EvalBox> eval_boxes_;
 };
 
 }  // namespace ffyolo

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ffyolo/label_index.h"
 #include "ffyolo/record.h"
 
 namespace ffyolo {
@@ -36,8 +37,11 @@ struct SourceImage {
   // YOLO sources carry no COCO area: the packer calls SetAreaFromBoxes (see
   // image_check.h) once the size is known.
   bool area_from_box = false;
+  // COCO JSON sources: the image's annotations as the JSON gives them, for
+  // the label index (see EvalBox); empty for YOLO sources.
+  std::vector<EvalBox> eval_boxes;
   // A label problem of this image (bad line, unknown class, ...); the packer
-  // fails or skips the image on it. info.boxes is empty when set.
+  // fails or skips the image on it. info.boxes and eval_boxes are empty when set.
   Status problem;
 };
 
@@ -45,6 +49,7 @@ struct SourceSplit {
   std::string name;  // e.g. "train2017"
   std::string listing;  // what lists the images: the COCO JSON, or images/<split> for YOLO
   std::vector<SourceImage> images;  // COCO JSON: by image id; YOLO: by file name
+  bool has_eval_boxes = false;      // COCO JSON: every image's eval_boxes are given
   // Annotations without an image: YOLO label files whose image is missing, or
   // COCO annotations whose image_id is not in "images". Never an error.
   std::vector<std::string> orphan_labels;

@@ -61,4 +61,9 @@ class DatasetEvaluator {
 std::string FormatEvalReport(const DatasetEvalResult& result, const std::vector<std::string>& names,
                              bool per_class);
 
+// The same numbers at full precision (%.17g) as JSON, for programs: the 12
+// COCO stats under pycocotools' names (AP, AP50, ..., ARl) in their order,
+// the Ultralytics P, R, mAP50, mAP50-95, and the image, label and detection counts.
+std::string EvalStatsJson(const DatasetEvalResult& result);
+
 }  // namespace ffyolo
