@@ -10,6 +10,7 @@
 #include "ffyolo/coco_json.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/dataset_eval.h"
+#include "ffyolo/model_config.h"
 #include "ffyolo/train.h"
 #include "ffyolo/val_run.h"
 
@@ -47,6 +48,11 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "yolo-val: give --weights or --predictions\n");
     return 2;
   }
+
+  std::string warning;
+  if (ffr::Status s = ffyolo::CheckImgSize(o.img_size, ffyolo::kMaxStride, &o.img_size, &warning); !s.ok())
+    return Fail(s);
+  if (!warning.empty()) std::fprintf(stderr, "yolo-val: warning: %s\n", warning.c_str());
 
   // The output directory first, as val.py does: an unwritable one fails before any work, not after.
   const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);

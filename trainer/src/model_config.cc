@@ -481,4 +481,14 @@ ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* ou
 
 std::string ResolveModelYaml(const std::string& name_or_path) { return ResolveConfig(name_or_path, "models"); }
 
+Status CheckImgSize(int img_size, int stride, int* rounded, std::string* warning) {
+  warning->clear();
+  if (img_size <= 0) return Status::InvalidArgument("--img " + std::to_string(img_size) + ": must be positive");
+  *rounded = (img_size + stride - 1) / stride * stride;
+  if (*rounded != img_size)
+    *warning = "--img-size " + std::to_string(img_size) + " must be multiple of max stride " + std::to_string(stride) +
+               ", updating to " + std::to_string(*rounded);
+  return Status::OK();
+}
+
 }  // namespace ffyolo

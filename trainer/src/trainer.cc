@@ -26,6 +26,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/loss.h"
 #include "ffyolo/model.h"
+#include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/schedule.h"
@@ -177,7 +178,9 @@ Status Trainer::State::LoadHyp() {
 }
 
 Status Trainer::State::CheckOptions() {
-  if (opt.img_size % 32 != 0) opt.img_size = (opt.img_size + 31) / 32 * 32;  // check_img_size
+  std::string warning;
+  FFR_RETURN_IF_ERROR(CheckImgSize(opt.img_size, kMaxStride, &opt.img_size, &warning));
+  if (!warning.empty() && (!opt.distributed || opt.dist.rank == 0)) Warn(warning);
   if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
   if (!opt.cache.empty() && opt.cache != "ram" && opt.cache != "disk")
     return Status::InvalidArgument("--cache " + opt.cache + ": expected ram or disk");

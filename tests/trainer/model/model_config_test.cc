@@ -256,5 +256,20 @@ TEST(ModelConfigTest, ResolvesShippedNames) {
   EXPECT_EQ(ResolveModelYaml(ShippedYaml("yolov5n")), ShippedYaml("yolov5n"));
 }
 
+TEST(CheckImgSizeTest, RoundsUpToTheStrideWithUltralyticsWarning) {
+  int rounded = 0;
+  std::string warning = "stale";
+  ASSERT_TRUE(CheckImgSize(640, kMaxStride, &rounded, &warning).ok());
+  EXPECT_EQ(rounded, 640);
+  EXPECT_EQ(warning, "");
+  ASSERT_TRUE(CheckImgSize(33, kMaxStride, &rounded, &warning).ok());
+  EXPECT_EQ(rounded, 64);
+  EXPECT_EQ(warning, "--img-size 33 must be multiple of max stride 32, updating to 64");
+  ASSERT_TRUE(CheckImgSize(1, 64, &rounded, &warning).ok());
+  EXPECT_EQ(rounded, 64);
+  EXPECT_TRUE(CheckImgSize(0, kMaxStride, &rounded, &warning).IsInvalidArgument());
+  EXPECT_TRUE(CheckImgSize(-32, kMaxStride, &rounded, &warning).IsInvalidArgument());
+}
+
 }  // namespace
 }  // namespace ffyolo

@@ -96,4 +96,13 @@ ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* ou
 // the shipped model "yolov5s" / "yolov5s.yaml".
 std::string ResolveModelYaml(const std::string& name_or_path);
 
+// The grid size train.py checks --img against, max(largest stride, 32): 32
+// for the P5 models of configs/models (detection at strides 8, 16, 32).
+inline constexpr int kMaxStride = 32;
+
+// train.py and val.py's check_img_size: `img_size` rounded up to a multiple
+// of the grid size `stride`; *warning gets Ultralytics' message when that
+// changes it, else is cleared. InvalidArgument when img_size is not positive.
+ffr::Status CheckImgSize(int img_size, int stride, int* rounded, std::string* warning);
+
 }  // namespace ffyolo
