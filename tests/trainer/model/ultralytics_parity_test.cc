@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "ffyolo/checkpoint.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/loss.h"
 #include "ffyolo/model.h"
 #include "ffyolo/nms.h"
 #include "ffyolo/train.h"
@@ -207,6 +209,49 @@ TEST(UltralyticsWeightsTest, UnconvertedCheckpointIsRefusedWithAHint) {
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("ultralytics_weights.py import"), std::string::npos) << s.ToString();
+}
+
+// Fine-tuning at another class count (train.py --weights yolov5n.pt on 3 classes): ffyolo transfers the
+// items intersect_dicts transfers (all but Detect's output convs), and from the same starting weights
+// the first batch's loss equals ComputeLoss's.
+TEST(UltralyticsWeightsTest, FineTuningAtAnotherClassCountStartsWithTheReferenceLoss) {
+  REQUIRE_REFERENCE(python);
+  const std::string fixtures = Fixtures(python);
+  ASSERT_FALSE(fixtures.empty());
+  testing::ScratchDir dir("ultralytics_finetune");
+  constexpr int64_t kNc = 3, kImgSize = 224;
+  ASSERT_TRUE(RunReference(python,
+                           "finetune " + fixtures + "/yolov5n-nc80/ultralytics.pt " + std::to_string(kNc) + " " +
+                               std::to_string(kImgSize) + " " + dir.path(),
+                           dir / "reference.log"))
+      << testing::ReadFileToString(dir / "reference.log");
+  std::map<std::string, torch::Tensor> expected = LoadTensors(dir / "expected.pt");
+
+  CheckpointInfo info;
+  const std::string pretrained = fixtures + "/yolov5n-nc80/imported.pt";
+  ASSERT_TRUE(ReadCheckpointInfo(pretrained, &info).ok());
+  std::shared_ptr<YoloModel> fresh;
+  ASSERT_TRUE(BuildModelFromString(info.model_yaml, pretrained, kNc, &fresh).ok());
+  int64_t transferred = 0, total = 0;
+  ASSERT_TRUE(TransferWeights(pretrained, /*exclude_anchors=*/false, fresh.get(), &transferred, &total).ok());
+  EXPECT_EQ(transferred, expected.at("transferred").item<int64_t>());  // 343
+  EXPECT_EQ(total, expected.at("total").item<int64_t>());              // 349
+
+  // The reference's starting model, its new Detect convs included, and ffyolo's loss on its batch.
+  std::shared_ptr<YoloModel> model;
+  ASSERT_TRUE(LoadCheckpointModel(dir / "start.pt", false, &model, &info).ok());
+  model->train();
+  const ComputeLoss loss(ScaleLossGains(Hyp(), kNc, 3, kImgSize), /*label_smoothing=*/0, kNc,
+                         model->detect().anchors);
+  const LossOutput out = loss(model->forward(expected.at("input")).raw, expected.at("targets"));
+  const double total_err = RelativeError(out.total.reshape({1}), expected.at("loss"));
+  EXPECT_LE(total_err, kTolerance);
+  for (int64_t i = 0; i < 3; ++i) {
+    const double err = RelativeError(out.items[i], expected.at("items")[i]);
+    EXPECT_LE(err, kTolerance) << "loss item " << i;
+    std::printf("loss item %lld: %.6g vs %.6g, %.2e relative\n", static_cast<long long>(i),
+                out.items[i].item<double>(), expected.at("items")[i].item<double>(), err);
+  }
 }
 
 // An ffyolo-trained checkpoint exported with scripts/ultralytics_weights.py export loads in Ultralytics'

@@ -10,9 +10,15 @@
   ultralytics_reference.py exported CKPT OUT   loads CKPT (written by ultralytics_weights.py export) the
       way detect.py and val.py do (attempt_load, from the repository's module paths) and writes the same
       outputs as above, on an input of its own, to OUT.
+  ultralytics_reference.py finetune CKPT NC IMGSZ OUT_DIR   train.py's start from --weights CKPT (an
+      Ultralytics .pt) on NC classes: the model of CKPT's YAML at NC classes, intersect_dicts' transfer,
+      hyp.scratch-low with train.py's gain scaling at IMGSZ; then ComputeLoss on a batch of its own.
+      Writes the model as trained from (OUT_DIR/start.pt, imported) and OUT_DIR/expected.pt: the batch,
+      the loss and its items, and how many items were transferred of how many.
 """
 import contextlib
 import copy
+import importlib
 import os
 import subprocess
 import sys
@@ -124,8 +130,48 @@ def run_exported(ckpt, out):
     torch.save(expected_outputs(general, model, random_input(200)), out)
 
 
+def finetune(ckpt_path, nc, imgsz, out_dir):
+    import yaml
+    yolo = ultralytics_weights.load_yolov5('')
+    root = yolo.__name__[:-len('models.yolo')]
+    general = sys.modules[root + 'utils.general']
+    loss = importlib.import_module(root + 'utils.loss')
+    nc, imgsz = int(nc), int(imgsz)
+    ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=False)
+    torch.manual_seed(1)
+    with contextlib.redirect_stdout(sys.stderr):
+        model = yolo.DetectionModel(ckpt['model'].yaml, ch=3, nc=nc)
+    csd = general.intersect_dicts(ckpt['model'].float().state_dict(), model.state_dict(), exclude=[])
+    model.load_state_dict(csd, strict=False)
+    with open(os.path.join(os.path.dirname(yolo.__file__), '..', 'data', 'hyps', 'hyp.scratch-low.yaml')) as f:
+        hyp = yaml.safe_load(f)
+    nl = model.model[-1].nl
+    hyp['box'] *= 3 / nl
+    hyp['cls'] *= nc / 80 * 3 / nl
+    hyp['obj'] *= (imgsz / 640) ** 2 * 3 / nl
+    model.hyp = hyp
+    os.makedirs(out_dir, exist_ok=True)
+    start = os.path.join(out_dir, 'start.ultralytics.pt')
+    torch.save({'epoch': -1, 'model': copy.deepcopy(model), 'ema': None}, start)
+    subprocess.run([sys.executable, SCRIPT, 'import', start, '-o', os.path.join(out_dir, 'start.pt')], check=True,
+                   stdout=sys.stderr)
+    g = torch.Generator().manual_seed(300)
+    x = torch.rand(2, 3, imgsz, imgsz, generator=g)
+    n = 7  # boxes of every size, some near the border, in both images
+    targets = torch.cat((torch.randint(0, 2, (n, 1), generator=g).float(),
+                         torch.randint(0, nc, (n, 1), generator=g).float(),
+                         torch.rand(n, 2, generator=g) * 0.9 + 0.05, torch.rand(n, 2, generator=g) * 0.5 + 0.02), 1)
+    model.train()
+    total, items = loss.ComputeLoss(model)(model(x), targets)
+    torch.save({'input': x, 'targets': targets, 'loss': total.detach(), 'items': items,
+                'transferred': torch.tensor(len(csd)), 'total': torch.tensor(len(model.state_dict()))},
+               os.path.join(out_dir, 'expected.pt'))
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'models':
         make_models(sys.argv[2])
-    else:
+    elif sys.argv[1] == 'exported':
         run_exported(*sys.argv[2:4])
+    else:
+        finetune(*sys.argv[2:6])
