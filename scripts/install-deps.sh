@@ -3,6 +3,8 @@
 # Idempotent and non-interactive; run as root (or with sudo available).
 # TORCH=cuda also installs LibTorch 2.11 (CUDA 13.0) from PyPI into .venv-cuda/ (TORCH_VENV),
 # for `TORCH=cuda bash scripts/build.sh`; it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
+# Both also make the Ultralytics reference environment of the parity tests (scripts/reference-venv.sh:
+# YOLOv5 v7.0's Python code on that same torch 2.11); REFERENCE=0 leaves it out (the tests then skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${TORCH:-}" in
@@ -56,3 +58,4 @@ install_torch_cuda() {
 
 install_debian
 [ "${TORCH:-}" != cuda ] || install_torch_cuda
+[ "${REFERENCE:-1}" = 0 ] || bash scripts/reference-venv.sh

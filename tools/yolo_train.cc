@@ -135,9 +135,11 @@ int Main(int argc, char** argv) {
   std::string resume;
   bool resume_latest = false;
   app.add_option("--data", o.data, "Packed dataset (NAME.ffr)");
-  app.add_option("--cfg", o.cfg, "Model YAML or shipped model name (yolov5n/s/m/l/x)");
+  app.add_option("--cfg", o.cfg, "model.yaml path or shipped model name (yolov5n/s/m/l/x); default: the --weights "
+                 "model, else yolov5s.yaml");
   app.add_option("--hyp", o.hyp, "Hyperparameter YAML (default: configs/hyps/hyp.scratch-low.yaml)");
-  app.add_option("--weights", o.weights, "Initial weights (an ffyolo checkpoint)");
+  app.add_option("--weights", o.weights, "initial weights path: an ffyolo checkpoint or Ultralytics weights "
+                 "imported by scripts/ultralytics_weights.py");
   app.add_option("--img,--imgsz,--img-size", o.img_size, "Train and val image size (pixels)");
   app.add_option("--batch,--batch-size", o.batch_size, "Total batch size");
   app.add_option("--epochs", o.epochs, "Epochs");
@@ -154,6 +156,7 @@ int Main(int argc, char** argv) {
   app.add_flag("--noval", o.noval, "Only validate the final epoch");
   app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");
   app.add_flag("--noautoanchor", o.noautoanchor, "Disable AutoAnchor");
+  app.add_option("--freeze", o.freeze, "Freeze layers: backbone=10, first3=0 1 2")->expected(1, -1);
   app.add_option("--cache", o.cache, "Image --cache ram/disk (decoded once into DATA.ffr/cache/, shared by this machine's ranks)")
       ->expected(0, 1)
       ->default_str("ram")
@@ -182,7 +185,7 @@ int Main(int argc, char** argv) {
 
   if (summary) {
     std::string text;
-    ffr::Status s = ffyolo::ModelSummaryText(o.cfg, nc, o.img_size, &text);
+    ffr::Status s = ffyolo::ModelSummaryText(o.cfg.empty() ? ffyolo::kDefaultModelCfg : o.cfg, nc, o.img_size, &text);
     if (!s.ok()) return Fail("", s);
     std::fputs(text.c_str(), stdout);
     return 0;

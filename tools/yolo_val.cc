@@ -27,7 +27,8 @@ int Main(int argc, char** argv) {
   std::string predictions, project = "runs/val", name = "exp";
   bool verbose = false, exist_ok = false;
   app.add_option("--data", o.data, "Packed dataset (NAME.ffr)")->required();
-  CLI::Option* weights = app.add_option("--weights", o.weights, "Checkpoint (best.pt / last.pt)");
+  CLI::Option* weights = app.add_option("--weights", o.weights, "model path: an ffyolo checkpoint (best.pt / last.pt) or imported Ultralytics "
+                                        "weights (scripts/ultralytics_weights.py)");
   app.add_option("--predictions", predictions, "COCO results JSON to score instead of running a model")
       ->excludes(weights);
   app.add_option("--split", o.split, "Split (default: val*, else the only split)");

@@ -4,6 +4,8 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include <unordered_map>
+
 #include "ffr/env.h"
 #include "ffyolo/torch_compat.h"
 #include "zip_integrity.h"
@@ -13,29 +15,12 @@ namespace {
 
 constexpr char kFormat[] = "ffyolo-checkpoint";
 constexpr int64_t kVersion = 1;
+constexpr char kImportFormat[] = "ffyolo-ultralytics-weights";  // scripts/ultralytics_weights.py
+constexpr int64_t kImportVersion = 1;
 
 void WriteModel(torch::serialize::OutputArchive* archive, const std::string& prefix, const YoloModel& model) {
   for (const auto& p : model.named_parameters()) archive->write(prefix + p.key(), p.value().detach().cpu());
   for (const auto& b : model.named_buffers()) archive->write(prefix + b.key(), b.value().cpu(), /*is_buffer=*/true);
-}
-
-// Loads by name; every entry of the model must be in the archive.
-ffr::Status ReadModel(torch::serialize::InputArchive* archive, const std::string& prefix, YoloModel* model,
-                      const std::string& path) {
-  torch::NoGradGuard no_grad;
-  auto load = [&](const std::string& key, torch::Tensor dst) -> ffr::Status {
-    torch::Tensor t;
-    if (!archive->try_read(prefix + key, t))
-      return ffr::Status::Corruption(path + ": no '" + prefix + key + "' (a checkpoint of another model?)");
-    if (t.sizes() != dst.sizes())
-      return ffr::Status::Corruption(path + ": '" + prefix + key + "' has shape " + c10::str(t.sizes()) +
-                                     ", the model expects " + c10::str(dst.sizes()));
-    dst.copy_(t);
-    return ffr::Status::OK();
-  };
-  for (const auto& p : model->named_parameters()) FFR_RETURN_IF_ERROR(load(p.key(), p.value()));
-  for (const auto& b : model->named_buffers()) FFR_RETURN_IF_ERROR(load(b.key(), b.value()));
-  return ffr::Status::OK();
 }
 
 std::string ReadString(torch::serialize::InputArchive& a, const std::string& key) {
@@ -53,7 +38,36 @@ double ReadDouble(torch::serialize::InputArchive& a, const std::string& key, dou
   return a.try_read(key, v) && v.isDouble() ? v.toDouble() : fallback;
 }
 
-ffr::Status Open(const std::string& path, torch::serialize::InputArchive* archive, CheckpointInfo* info) {
+// A weights file of either kind, its tensors looked up by "model.<key>" / "ema.<key>": an ffyolo
+// checkpoint (a LibTorch archive) or Ultralytics weights written by scripts/ultralytics_weights.py
+// import (a torch.save'd dict, which LibTorch 1.13 and 2.x read with pickle_load).
+class WeightsFile {
+ public:
+  ffr::Status Open(const std::string& path, CheckpointInfo* info);
+
+  bool Read(const std::string& key, torch::Tensor* t) {
+    if (!imported_) return archive_.try_read(key, *t);
+    auto it = tensors_.find(key);
+    if (it == tensors_.end()) return false;
+    *t = it->second;
+    return true;
+  }
+  bool HasEma() {
+    torch::Tensor probe;
+    return Read("ema.model.0.conv.weight", &probe);
+  }
+  bool imported() const { return imported_; }
+  torch::serialize::InputArchive& archive() { return archive_; }
+
+ private:
+  ffr::Status OpenImported(const std::string& path, const std::string& bytes, CheckpointInfo* info);
+
+  torch::serialize::InputArchive archive_;
+  bool imported_ = false;
+  std::unordered_map<std::string, torch::Tensor> tensors_;
+};
+
+ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   if (!ffr::Env::Default()->FileExists(path)) return ffr::Status::NotFound(path + ": no such checkpoint");
   std::string bytes;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &bytes));
@@ -61,27 +75,79 @@ ffr::Status Open(const std::string& path, torch::serialize::InputArchive* archiv
   const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path);
   if (!whole.ok()) return ffr::Status::Corruption(whole.message() + ": not a whole checkpoint");
   try {
-    archive->load_from(bytes.data(), bytes.size());
-  } catch (const c10::Error& e) {
-    return ffr::Status::Corruption(path + ": not a readable LibTorch archive: " + e.what_without_backtrace());
+    archive_.load_from(bytes.data(), bytes.size());
+  } catch (const c10::Error&) {
+    return OpenImported(path, bytes, info);  // not a LibTorch archive: a torch.save file at best
   }
-  if (ReadString(*archive, "format") != kFormat)
+  if (ReadString(archive_, "format") != kFormat)
     return ffr::Status::Corruption(path + ": not an ffyolo checkpoint");
-  const int64_t version = ReadInt(*archive, "version", 0);
+  const int64_t version = ReadInt(archive_, "version", 0);
   if (version != kVersion)
     return ffr::Status::NotSupported(path + ": checkpoint version " + std::to_string(version));
-  info->epoch = ReadInt(*archive, "epoch", -1);
-  info->next_batch = ReadInt(*archive, "next_batch", 0);
-  info->best_fitness = ReadDouble(*archive, "best_fitness", 0);
-  info->ema_updates = ReadInt(*archive, "ema_updates", 0);
-  info->last_opt_step = ReadInt(*archive, "last_opt_step", -1);
-  info->loss_scale = ReadDouble(*archive, "loss_scale", 65536);
-  info->scale_growth_tracker = ReadInt(*archive, "scale_growth_tracker", 0);
-  info->model_yaml = ReadString(*archive, "model_yaml");
-  info->nc = ReadInt(*archive, "nc", 0);
-  info->opt_yaml = ReadString(*archive, "opt");
-  info->hyp_yaml = ReadString(*archive, "hyp");
-  info->date = ReadString(*archive, "date");
+  info->epoch = ReadInt(archive_, "epoch", -1);
+  info->next_batch = ReadInt(archive_, "next_batch", 0);
+  info->best_fitness = ReadDouble(archive_, "best_fitness", 0);
+  info->ema_updates = ReadInt(archive_, "ema_updates", 0);
+  info->last_opt_step = ReadInt(archive_, "last_opt_step", -1);
+  info->loss_scale = ReadDouble(archive_, "loss_scale", 65536);
+  info->scale_growth_tracker = ReadInt(archive_, "scale_growth_tracker", 0);
+  info->model_yaml = ReadString(archive_, "model_yaml");
+  info->nc = ReadInt(archive_, "nc", 0);
+  info->opt_yaml = ReadString(archive_, "opt");
+  info->hyp_yaml = ReadString(archive_, "hyp");
+  info->date = ReadString(archive_, "date");
+  return ffr::Status::OK();
+}
+
+ffr::Status WeightsFile::OpenImported(const std::string& path, const std::string& bytes, CheckpointInfo* info) {
+  const std::string not_ours = path +
+                               ": neither an ffyolo checkpoint nor imported Ultralytics weights (convert an "
+                               "Ultralytics .pt with scripts/ultralytics_weights.py import)";
+  c10::IValue root;
+  try {
+    root = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  } catch (const c10::Error& e) {  // an Ultralytics .pt itself ends here: its classes are Python code
+    return ffr::Status::Corruption(not_ours + ": " + e.what_without_backtrace());
+  }
+  if (!root.isGenericDict()) return ffr::Status::Corruption(not_ours);
+  const c10::Dict<c10::IValue, c10::IValue> dict = root.toGenericDict();
+  auto get = [&](const char* key) {
+    auto it = dict.find(c10::IValue(std::string(key)));
+    return it == dict.end() ? c10::IValue() : it->value();
+  };
+  if (!get("format").isString() || get("format").toStringRef() != kImportFormat)
+    return ffr::Status::Corruption(not_ours);
+  if (!get("version").isInt() || get("version").toInt() != kImportVersion)
+    return ffr::Status::NotSupported(path + ": imported weights of another version (re-run "
+                                     "scripts/ultralytics_weights.py import)");
+  if (!get("model_yaml").isString() || !get("nc").isInt())
+    return ffr::Status::Corruption(path + ": imported weights without model_yaml and nc");
+  for (const auto& entry : dict) {
+    if (!entry.key().isString() || !entry.value().isTensor()) continue;
+    tensors_.emplace(entry.key().toStringRef(), entry.value().toTensor());
+  }
+  imported_ = true;
+  *info = CheckpointInfo();  // epoch -1: nothing to resume
+  info->model_yaml = get("model_yaml").toStringRef();
+  info->nc = get("nc").toInt();
+  return ffr::Status::OK();
+}
+
+// Loads by name; every entry of the model must be in the file.
+ffr::Status ReadModel(WeightsFile* file, const std::string& prefix, YoloModel* model, const std::string& path) {
+  torch::NoGradGuard no_grad;
+  auto load = [&](const std::string& key, torch::Tensor dst) -> ffr::Status {
+    torch::Tensor t;
+    if (!file->Read(prefix + key, &t))
+      return ffr::Status::Corruption(path + ": no '" + prefix + key + "' (a checkpoint of another model?)");
+    if (t.sizes() != dst.sizes())
+      return ffr::Status::Corruption(path + ": '" + prefix + key + "' has shape " + c10::str(t.sizes()) +
+                                     ", the model expects " + c10::str(dst.sizes()));
+    dst.copy_(t);
+    return ffr::Status::OK();
+  };
+  for (const auto& p : model->named_parameters()) FFR_RETURN_IF_ERROR(load(p.key(), p.value()));
+  for (const auto& b : model->named_buffers()) FFR_RETURN_IF_ERROR(load(b.key(), b.value()));
   return ffr::Status::OK();
 }
 
@@ -125,30 +191,29 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
 }
 
 ffr::Status ReadCheckpointInfo(const std::string& path, CheckpointInfo* info) {
-  torch::serialize::InputArchive archive;
-  return Open(path, &archive, info);
+  WeightsFile file;
+  return file.Open(path, info);
 }
 
 ffr::Status LoadCheckpointModel(const std::string& path, bool prefer_ema, std::shared_ptr<YoloModel>* model,
                                 CheckpointInfo* info) {
-  torch::serialize::InputArchive archive;
-  FFR_RETURN_IF_ERROR(Open(path, &archive, info));
+  WeightsFile file;
+  FFR_RETURN_IF_ERROR(file.Open(path, info));
   FFR_RETURN_IF_ERROR(BuildModelFromString(info->model_yaml, path + " (model_yaml)", info->nc, model));
-  torch::Tensor probe;
-  const bool has_ema = archive.try_read("ema.model.0.conv.weight", probe);
-  return ReadModel(&archive, prefer_ema && has_ema ? "ema." : "model.", model->get(), path);
+  return ReadModel(&file, prefer_ema && file.HasEma() ? "ema." : "model.", model->get(), path);
 }
 
 ffr::Status LoadCheckpointState(const std::string& path, YoloModel* model, YoloModel* ema,
                                 torch::optim::Optimizer* optimizer) {
-  torch::serialize::InputArchive archive;
+  WeightsFile file;
   CheckpointInfo info;
-  FFR_RETURN_IF_ERROR(Open(path, &archive, &info));
-  FFR_RETURN_IF_ERROR(ReadModel(&archive, "model.", model, path));
-  if (ema) FFR_RETURN_IF_ERROR(ReadModel(&archive, "ema.", ema, path));
+  FFR_RETURN_IF_ERROR(file.Open(path, &info));
+  if (file.imported()) return ffr::Status::InvalidArgument(path + ": imported weights cannot be resumed");
+  FFR_RETURN_IF_ERROR(ReadModel(&file, "model.", model, path));
+  if (ema) FFR_RETURN_IF_ERROR(ReadModel(&file, "ema.", ema, path));
   if (optimizer) {
     torch::serialize::InputArchive opt;
-    if (!archive.try_read("optimizer", opt))
+    if (!file.archive().try_read("optimizer", opt))
       return ffr::Status::Corruption(path + ": no optimizer state (stripped weights cannot be resumed)");
     try {
       optimizer->load(opt);
@@ -159,18 +224,21 @@ ffr::Status LoadCheckpointState(const std::string& path, YoloModel* model, YoloM
   return ffr::Status::OK();
 }
 
-ffr::Status TransferWeights(const std::string& path, YoloModel* model, int64_t* transferred, int64_t* total) {
-  torch::serialize::InputArchive archive;
+ffr::Status TransferWeights(const std::string& path, bool exclude_anchors, YoloModel* model,
+                            int64_t* transferred, int64_t* total) {
+  WeightsFile file;
   CheckpointInfo info;
-  FFR_RETURN_IF_ERROR(Open(path, &archive, &info));
-  torch::Tensor probe;
-  const std::string prefix = archive.try_read("ema.model.0.conv.weight", probe) ? "ema." : "model.";
+  FFR_RETURN_IF_ERROR(file.Open(path, &info));
+  // An ffyolo checkpoint's EMA is what it validated; imported weights give 'model', as train.py takes.
+  const std::string prefix = !file.imported() && file.HasEma() ? "ema." : "model.";
   torch::NoGradGuard no_grad;
   *transferred = *total = 0;
   auto take = [&](const std::string& key, torch::Tensor dst) {
     ++*total;
+    // intersect_dicts(exclude=['anchor']) drops every key containing "anchor".
+    if (exclude_anchors && key.find("anchor") != std::string::npos) return;
     torch::Tensor t;
-    if (archive.try_read(prefix + key, t) && t.sizes() == dst.sizes()) {
+    if (file.Read(prefix + key, &t) && t.sizes() == dst.sizes()) {
       dst.copy_(t);
       ++*transferred;
     }

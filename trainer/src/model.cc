@@ -165,4 +165,21 @@ ParameterGroups SplitParameterGroups(const torch::nn::Module& model) {
   return groups;
 }
 
+std::vector<std::string> FreezeLayers(YoloModel* model, const std::vector<int>& freeze) {
+  std::vector<std::string> prefixes;  // train.py: [f'model.{x}.' for x in (freeze if len(freeze) > 1 else range(freeze[0]))]
+  if (freeze.size() == 1) {
+    for (int x = 0; x < freeze[0]; ++x) prefixes.push_back("model." + std::to_string(x) + ".");
+  } else {
+    for (int x : freeze) prefixes.push_back("model." + std::to_string(x) + ".");
+  }
+  std::vector<std::string> frozen;
+  for (auto& p : model->named_parameters()) {
+    bool freeze_it = false;
+    for (const std::string& prefix : prefixes) freeze_it |= p.key().find(prefix) != std::string::npos;  // `x in k`
+    p.value().set_requires_grad(!freeze_it);
+    if (freeze_it) frozen.push_back(p.key());
+  }
+  return frozen;
+}
+
 }  // namespace ffyolo

@@ -40,6 +40,7 @@ void VisitSavedFields(Options& o, Visit&& visit) {
   visit("sync_bn", o.sync_bn);
   visit("noautoanchor", o.noautoanchor);
   visit("cache", o.cache);
+  visit("freeze", o.freeze);
 }
 
 }  // namespace

@@ -248,22 +248,34 @@ Status Trainer::State::AutoAnchor() {
 Status Trainer::State::BuildModels() {
   const bool resuming = !opt.resume.empty();
   torch::manual_seed(opt.seed + (opt.distributed ? 1 + rank : 0));  // init_seeds(seed + 1 + RANK), RANK -1 alone
-  const std::string cfg_path = ResolveModelYaml(opt.cfg);
+  // train.py: Model(cfg or ckpt['model'].yaml, nc=nc): --cfg, else the initial weights' own model.
+  const bool own_yaml = opt.cfg.empty() && !opt.weights.empty() && !resuming;
+  std::string where = resuming ? opt.resume : ResolveModelYaml(opt.cfg.empty() ? kDefaultModelCfg : opt.cfg);
   model_yaml = resumed.model_yaml;
-  if (!resuming) FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), cfg_path, &model_yaml));
+  if (own_yaml) {
+    CheckpointInfo weights_info;
+    FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.weights, &weights_info));
+    model_yaml = weights_info.model_yaml;
+    where = opt.weights + " (model_yaml)";
+  } else if (!resuming) {
+    FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), where, &model_yaml));
+  }
   std::shared_ptr<YoloModel> ema_model;
-  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, cfg_path, nc, &model));
-  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, cfg_path, nc, &ema_model));
+  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, where, nc, &model));
+  FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, where, nc, &ema_model));
   Info(LayerTable(*model) + "\n" + SummaryLine(*model, opt.img_size));
   if (!resuming) {
     if (!opt.weights.empty()) {
       int64_t transferred = 0, total = 0;
-      FFR_RETURN_IF_ERROR(TransferWeights(opt.weights, model.get(), &transferred, &total));
+      // exclude = ['anchor'] if cfg: anchors of another config's model (or of AutoAnchor) are not these.
+      FFR_RETURN_IF_ERROR(TransferWeights(opt.weights, /*exclude_anchors=*/!opt.cfg.empty(), model.get(),
+                                          &transferred, &total));
       Info("Transferred " + std::to_string(transferred) + "/" + std::to_string(total) + " items from " + opt.weights);
     }
     if (!opt.noautoanchor && main_rank) FFR_RETURN_IF_ERROR(AutoAnchor());  // the others get rank 0's anchors
     RoundToHalf(model.get());
   }
+  for (const std::string& name : FreezeLayers(model.get(), opt.freeze)) Info("freezing " + name);
   model->to(device);
   ema_model->to(device);
   if (comm) {

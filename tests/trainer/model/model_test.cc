@@ -287,6 +287,28 @@ TEST(ModelTest, ParameterGroupsAsSmartOptimizer) {
             model->named_parameters().size());
 }
 
+// train.py --freeze: one value N is layers 0..N-1 ('model.1.' is not in 'model.11.cv1...'), several values
+// are those layers; every other parameter trains, and a second call undoes the first.
+TEST(ModelTest, FreezeLayersAsTrainPy) {
+  const auto model = BuildShipped("yolov5n");
+  auto layer_of = [](const std::string& name) { return std::stoi(name.substr(6, name.find('.', 6) - 6)); };
+  std::vector<std::string> frozen = FreezeLayers(model.get(), {10});  // the backbone
+  EXPECT_FALSE(frozen.empty());
+  for (const auto& p : model->named_parameters())
+    EXPECT_EQ(p.value().requires_grad(), layer_of(p.key()) >= 10) << p.key();
+  EXPECT_EQ(frozen.front(), "model.0.conv.weight");
+  frozen = FreezeLayers(model.get(), {1, 11});
+  for (const auto& p : model->named_parameters()) {
+    const int layer = layer_of(p.key());
+    EXPECT_EQ(p.value().requires_grad(), layer != 1 && layer != 11) << p.key();
+  }
+  size_t layer_one = 0;
+  for (const std::string& name : frozen) layer_one += layer_of(name) == 1;
+  EXPECT_EQ(layer_one, 3u);  // model.1.conv.weight, bn.weight, bn.bias
+  EXPECT_TRUE(FreezeLayers(model.get(), {0}).empty());
+  for (const auto& p : model->named_parameters()) EXPECT_TRUE(p.value().requires_grad()) << p.key();
+}
+
 TEST(ModelTest, CustomSmallModelWithFewClasses) {
   const auto model = BuildText(NarrowYaml(), 3);
   EXPECT_EQ(model->nc(), 3);

@@ -177,7 +177,7 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
     EXPECT_TRUE(LoadCheckpointModel(path, true, &loaded, &info).IsCorruption());
     EXPECT_TRUE(LoadCheckpointState(path, model.get(), nullptr, &opt).IsCorruption());
     int64_t transferred = 0, total = 0;
-    EXPECT_TRUE(TransferWeights(path, model.get(), &transferred, &total).IsCorruption());
+    EXPECT_TRUE(TransferWeights(path, false, model.get(), &transferred, &total).IsCorruption());
   }
 }
 
@@ -237,7 +237,7 @@ TEST(CheckpointTest, BadFilesAreReported) {
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_NE(s.message().find("optimizer"), std::string::npos);
   int64_t transferred = 0, total = 0;
-  ASSERT_TRUE(TransferWeights(dir / "w.pt", model.get(), &transferred, &total).ok());
+  ASSERT_TRUE(TransferWeights(dir / "w.pt", false, model.get(), &transferred, &total).ok());
   EXPECT_EQ(transferred, total);
   EXPECT_GT(total, 300);
 }

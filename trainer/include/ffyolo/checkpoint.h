@@ -41,6 +41,10 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
                            const YoloModel* ema, const torch::optim::Optimizer* optimizer,
                            ffr::Env* env = ffr::Env::Default());
 
+// The functions below that read weights also take Ultralytics weights converted by
+// scripts/ultralytics_weights.py import (docs/checkpoint.md): their info has the model YAML and nc,
+// epoch -1, and they cannot be resumed.
+
 // Reads the metadata only.
 ffr::Status ReadCheckpointInfo(const std::string& path, CheckpointInfo* info);
 
@@ -53,8 +57,10 @@ ffr::Status LoadCheckpointModel(const std::string& path, bool prefer_ema, std::s
 ffr::Status LoadCheckpointState(const std::string& path, YoloModel* model, YoloModel* ema,
                                 torch::optim::Optimizer* optimizer);
 
-// Copies the checkpoint's model weights into `model` where names and shapes
-// match (fine-tuning from --weights); *transferred counts them.
-ffr::Status TransferWeights(const std::string& path, YoloModel* model, int64_t* transferred, int64_t* total);
+// Fine-tuning from --weights as train.py does: copies the file's weights into `model` where key and
+// shape match (intersect_dicts), leaving out the anchors when `exclude_anchors` (a model built from
+// another config). *transferred of the model's *total state-dict entries were copied.
+ffr::Status TransferWeights(const std::string& path, bool exclude_anchors, YoloModel* model,
+                            int64_t* transferred, int64_t* total);
 
 }  // namespace ffyolo

@@ -76,4 +76,9 @@ struct ParameterGroups {
 };
 ParameterGroups SplitParameterGroups(const torch::nn::Module& model);
 
+// train.py's --freeze: one value N freezes layers 0..N-1, several values those layers; their
+// parameters stop training (requires_grad false; the optimizer still holds them, as v7.0's does).
+// Every other parameter trains. Returns the names of the frozen ones.
+std::vector<std::string> FreezeLayers(YoloModel* model, const std::vector<int>& freeze);
+
 }  // namespace ffyolo

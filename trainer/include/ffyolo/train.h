@@ -19,11 +19,16 @@
 
 namespace ffyolo {
 
+// The model of a run given neither --cfg nor --weights.
+inline constexpr char kDefaultModelCfg[] = "yolov5s.yaml";
+
 struct TrainOptions {
   std::string data;                       // packed dataset (NAME.ffr)
-  std::string cfg = "yolov5s.yaml";       // model YAML, or a shipped model's name
+  // Model YAML, or a shipped model's name; "": the YAML in `weights`, else kDefaultModelCfg.
+  std::string cfg;
   std::string hyp = "hyp.scratch-low.yaml";
-  std::string weights;                    // initial weights (a checkpoint), optional
+  // Initial weights, optional: an ffyolo checkpoint or imported Ultralytics weights (checkpoint.h).
+  std::string weights;
   int img_size = 640;
   int batch_size = 16;                    // total over all ranks
   int epochs = 100;
@@ -40,6 +45,7 @@ struct TrainOptions {
   bool noval = false;                     // validate only the final epoch
   bool nosave = false;                    // save only the final checkpoint
   bool noautoanchor = false;              // keep the model's anchors whatever their fit (AutoAnchor off)
+  std::vector<int> freeze{0};             // --freeze (model.h FreezeLayers): {0} trains every layer
   // --cache: "ram" or "disk" train (and val) from the dataset's pixel caches
   // (pixel_cache.h), built first when missing or stale; "ram" maps them, so
   // the ranks of a machine share one copy in the page cache. "": decode JPEGs.
