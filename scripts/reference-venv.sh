@@ -7,13 +7,14 @@
 # through a .pth file, and that one is installed first when missing (install-deps.sh's TORCH=cuda
 # step). The yolov5 package goes in without its dependencies (they would pull another torch and
 # dozens of training extras); what its model, loss and NMS modules import at load time is listed
-# below. Idempotent: a second run checks one import and returns.
+# below, with pycocotools, the oracle of the COCO evaluation tests. Idempotent: a second run
+# checks one import and returns.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${REF_VENV:-.venv-ref}
 torch_venv=${TORCH_VENV:-.venv-cuda}
 
-probe='import yolov5.models.yolo, yolov5.utils.loss, torchvision, torch; assert torch.__version__.startswith("2.11.0")'
+probe='import yolov5.models.yolo, yolov5.utils.loss, torchvision, torch, pycocotools.cocoeval; assert torch.__version__.startswith("2.11.0")'
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$probe" 2>/dev/null; then
   echo "reference-venv: YOLOv5 7.0.0 in $venv"
   exit 0
@@ -29,6 +30,6 @@ realpath "$torch_site" > "$site/ffyolo-torch.pth"  # appended after the venv's o
 # Imported by yolov5.utils.general / models.common / utils.plots when the model code loads;
 # sympy for torchvision (it imports torch._dynamo); pkg_resources left setuptools in 81.
 "$venv/bin/pip" install --quiet numpy pyyaml opencv-python-headless pandas matplotlib seaborn requests \
-  pillow psutil tqdm ipython sympy "setuptools<81"
+  pillow psutil tqdm ipython sympy "setuptools<81" pycocotools
 "$venv/bin/python" -c "$probe"
 echo "reference-venv: ready ($venv)"
