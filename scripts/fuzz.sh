@@ -23,11 +23,14 @@ declare -A SOURCES=(
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
+  [shard_reader_fuzz]="reader/src/reader.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
+                       reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
 )
-LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz"
+LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz -luring -lpthread"
 INCLUDES="-Ireader/include -Idataset/include -Iloader/include -Itrainer/src"
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz image_check_fuzz)
+[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
+                                       image_check_fuzz shard_reader_fuzz)
 
 failed=()
 for t in "${targets[@]}"; do
