@@ -25,12 +25,16 @@ declare -A SOURCES=(
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
+  [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
+                    dataset/src/record.cc reader/src/status.cc"
+  [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
+                   dataset/src/record.cc reader/src/status.cc"
 )
 LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz -luring -lpthread"
-INCLUDES="-Ireader/include -Idataset/include -Iloader/include -Itrainer/src"
+INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/src"
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
-                                       image_check_fuzz shard_reader_fuzz)
+                                       image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz)
 
 failed=()
 for t in "${targets[@]}"; do
