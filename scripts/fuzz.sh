@@ -29,12 +29,17 @@ declare -A SOURCES=(
                     dataset/src/record.cc reader/src/status.cc"
   [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
                    dataset/src/record.cc reader/src/status.cc"
+  # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
+  [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
+                       reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
+                       -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
 )
 LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz -luring -lpthread"
-INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/src"
+INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/include -Itrainer/src"
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
-                                       image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz)
+                                       image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz
+                                       model_config_fuzz)
 
 failed=()
 for t in "${targets[@]}"; do

@@ -234,7 +234,7 @@ TEST(ModelConfigTest, FileErrors) {
               {"tiny.yaml: no rows in backbone and head"});
   std::string zero_nc = TinyYaml(kTinyRows);
   zero_nc.replace(0, 5, "nc: 0");
-  ExpectError(zero_nc, {"tiny.yaml:1: nc must be an integer >= 1"});
+  ExpectError(zero_nc, {"tiny.yaml:1: nc must be an integer from 1 to 65536"});
   ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n"
                        "   [[0, 1], 1, Detect, [nc, anchors]]]\n",
                        "[0, 1]"),
@@ -247,6 +247,34 @@ TEST(ModelConfigTest, FileErrors) {
   const ffr::Status missing = LoadModelConfig("/nonexistent/yolov5q.yaml", 0, &c);
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("/nonexistent/yolov5q.yaml"), std::string::npos) << missing.ToString();
+}
+
+// Found by model_config_fuzz: numbers this large overflowed int64 and int
+// arithmetic (undefined behaviour), and a huge integer `anchors` made
+// placeholders until memory ran out.
+TEST(ModelConfigTest, HugeNumbersAreRefused) {
+  auto with = [](const std::string& line) {
+    std::string yaml = TinyYaml(kTinyRows);
+    const std::string key = line.substr(0, line.find(':') + 1);
+    const size_t at = yaml.find(key + " ");
+    yaml.replace(at, yaml.find('\n', at) - at, line);
+    return yaml;
+  };
+  ExpectError(with("nc: 9223372036854775807"), {"tiny.yaml:1: nc must be an integer from 1 to 65536"});
+  ExpectError(with("width_multiple: 1e300"), {"backbone row 0 (layer 0)", "times width_multiple is over 1048576"});
+  ExpectError(with("depth_multiple: 1e300"), {"backbone row 0 (layer 0)", "times depth_multiple is over 1024"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "ch: 9223372036854775807\n"), {"ch must be an integer from 1 to"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "channel_multiple: 9223372036854775807\n"),
+              {"channel_multiple must be an integer from 1 to"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, C3, [32, True, 1, 1e300]],\n"
+                       "   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"backbone row 1 (layer 1)", "C3 needs g >= 1, e > 0"});
+  std::string many_anchors = TinyYaml(kTinyRows);
+  many_anchors.replace(many_anchors.find("anchors:\n"), many_anchors.find("backbone:") - many_anchors.find("anchors:\n"),
+                       "anchors: 1000000000000\n");
+  ExpectError(many_anchors, {"anchors must be a list of levels"});
+  ModelConfig c;
+  EXPECT_FALSE(ParseModelConfig(TinyYaml(kTinyRows), "tiny.yaml", 9223372036854775807, &c).ok());
 }
 
 TEST(ModelConfigTest, ResolvesShippedNames) {
