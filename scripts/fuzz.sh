@@ -33,19 +33,23 @@ declare -A SOURCES=(
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
+  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/record.cc reader/src/status.cc"
 )
-LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz -luring -lpthread"
-INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/include -Itrainer/src"
+# The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
+DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
+LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lz -luring -lopencv_imgcodecs -lopencv_core -lpthread"
+INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/include -Itrainer/src
+          -I/usr/include/opencv4"
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
                                        image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz
-                                       model_config_fuzz)
+                                       model_config_fuzz image_decoder_fuzz)
 
 failed=()
 for t in "${targets[@]}"; do
   [[ -n ${SOURCES[$t]:-} ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
   # shellcheck disable=SC2086
-  "$CXX" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $INCLUDES \
+  "$CXX" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $DEFINES $INCLUDES \
     "tests/fuzz/$t.cc" ${SOURCES[$t]} $LIBS -o "$OUT/$t"
   corpus="$OUT/corpus/$t"  # grows as the fuzzer finds new paths; the seeds stay as committed
   mkdir -p "$corpus"
