@@ -234,7 +234,6 @@ Status RowParser::Parse(LayerConfig* layer) {
 
 Status RowParser::ParseFrom(LayerConfig* layer) {
   const YAML::Node& from = node_[0];
-  layer->from_text = PyRepr(from);
   std::vector<int64_t> written;
   int64_t f;
   if (ReadInt(from, &f)) {
@@ -256,6 +255,9 @@ Status RowParser::ParseFrom(LayerConfig* layer) {
                    (i == 0 ? " (layer 0 reads the image: from -1)" : " (0.." + std::to_string(i - 1) + " or -1)"));
     layer->from.push_back(static_cast<int>(absolute));
   }
+  // Only now, as a flat list of integers: YAML aliases nested ten deep would
+  // spell 10^10 numbers in a few hundred bytes.
+  layer->from_text = PyRepr(from);
   return Status::OK();
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -275,6 +276,22 @@ TEST(ModelConfigTest, HugeNumbersAreRefused) {
   ExpectError(many_anchors, {"anchors must be a list of levels"});
   ModelConfig c;
   EXPECT_FALSE(ParseModelConfig(TinyYaml(kTinyRows), "tiny.yaml", 9223372036854775807, &c).ok());
+}
+
+// Found by model_config_fuzz: `from` was printed before it was checked, and
+// aliases nested eight deep in 300 bytes spell 10^8 numbers.
+TEST(ModelConfigTest, AliasBombInFromIsRefusedQuickly) {
+  std::string bomb = "&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
+  for (int level = 1; level < 8; ++level) {
+    std::string row = "&a" + std::to_string(level) + " [";
+    for (int k = 0; k < 10; ++k) row += (k ? ", *a" : "*a") + std::to_string(level - 1);
+    bomb += ", " + row + "]";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ExpectError(TinyYaml("  [[[-1, [" + bomb + "]], 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n"
+                       "   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"backbone row 0 (layer 0)", "from must be a layer index or a list of them"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 TEST(ModelConfigTest, ResolvesShippedNames) {
