@@ -190,6 +190,8 @@ Status ReadCocoJson(const std::string& file, CocoCollector* collector) {
   } catch (const json::parse_error& e) {
     return Status::Corruption(file + ": malformed or truncated JSON at byte " + std::to_string(e.byte) + ": " +
                               e.what());
+  } catch (const json::exception& e) {  // out_of_range: a number past double's range, such as 1e400
+    return Status::Corruption(file + ": malformed JSON: " + e.what());
   }
   if (in.bad()) return Status::IOError(file + ": read error");
   FFR_RETURN_IF_ERROR(collector->error);

@@ -271,6 +271,16 @@ TEST_F(CocoJsonTest, TruncatedJsonNamesFileAndPosition) {
   EXPECT_THAT(s.message(), HasSubstr("malformed or truncated JSON at byte"));
 }
 
+// Found by coco_json_fuzz: nlohmann throws out_of_range, not parse_error, for a
+// number past double's range, and it ended the process (std::terminate).
+TEST_F(CocoJsonTest, NumberPastDoubleRangeIsMalformedJson) {
+  const Status s = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 1e400, "height": 4}],
+                            "annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("instances_train.json: malformed JSON:"));
+  EXPECT_THAT(s.message(), HasSubstr("1e400"));
+}
+
 TEST_F(CocoJsonTest, MissingImagesArray) {
   const Status s = Scan(R"({"annotations": [], "categories": [{"id": 1, "name": "a"}]})");
   ASSERT_FALSE(s.ok());
