@@ -81,8 +81,10 @@ std::string AnchorsRepr(const std::vector<std::vector<double>>& levels) {
     std::vector<std::string> values;
     for (double v : level) {
       char text[32];
-      const auto result = v == std::floor(v) ? std::to_chars(text, text + sizeof(text), int64_t(v))
-                                             : std::to_chars(text, text + sizeof(text), v);
+      // Whole numbers print as Python ints while int64 holds them exactly; others (1e77 too) as floats.
+      const bool whole = v == std::floor(v) && std::fabs(v) < 9e15;
+      const auto result = whole ? std::to_chars(text, text + sizeof(text), int64_t(v))
+                                : std::to_chars(text, text + sizeof(text), v);
       values.emplace_back(text, result.ptr);
     }
     level_reprs.push_back(JoinRepr(values));

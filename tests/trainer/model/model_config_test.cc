@@ -294,6 +294,18 @@ TEST(ModelConfigTest, AliasBombInFromIsRefusedQuickly) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
+// Found by model_config_fuzz (the 30-s check): an anchor of 1.1e77 pixels was
+// cast to int64 for the table (undefined behaviour; INT64_MIN on x86).
+TEST(ModelConfigTest, HugeWholeAnchorPrintsAsAFloat) {
+  std::string yaml = TinyYaml(kTinyRows);
+  yaml.replace(yaml.find("62,45"), 5, "62,111111111111111111111111111111111111111111111111111111111111111111111111111119");
+  ModelConfig c;
+  const ffr::Status s = Parse(yaml, &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_NE(c.layers.back().args_text.find("1.1111111111111111e+77"), std::string::npos) << c.layers.back().args_text;
+  EXPECT_NE(c.layers.back().args_text.find("[10, 13, 16, 30]"), std::string::npos) << c.layers.back().args_text;
+}
+
 TEST(ModelConfigTest, ResolvesShippedNames) {
   EXPECT_EQ(ResolveModelYaml("yolov5m"), ShippedYaml("yolov5m"));
   EXPECT_EQ(ResolveModelYaml("yolov5m.yaml"), ShippedYaml("yolov5m"));
