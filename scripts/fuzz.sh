@@ -23,17 +23,33 @@ declare -A SOURCES=(
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
+  [shard_reader_fuzz]="reader/src/reader.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
+                       reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
+  [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
+                    dataset/src/record.cc reader/src/status.cc"
+  [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
+                   dataset/src/record.cc reader/src/status.cc"
+  # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
+  [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
+                       reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
+                       -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
+  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/record.cc reader/src/status.cc"
 )
-LIBS="-lyaml-cpp -lzstd -lturbojpeg -lz"
-INCLUDES="-Ireader/include -Idataset/include -Iloader/include -Itrainer/src"
+# The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
+DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
+LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lz -luring -lopencv_imgcodecs -lopencv_core -lpthread"
+INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/include -Itrainer/src
+          -I/usr/include/opencv4"
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz image_check_fuzz)
+[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
+                                       image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz
+                                       model_config_fuzz image_decoder_fuzz)
 
 failed=()
 for t in "${targets[@]}"; do
   [[ -n ${SOURCES[$t]:-} ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
   # shellcheck disable=SC2086
-  "$CXX" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $INCLUDES \
+  "$CXX" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $DEFINES $INCLUDES \
     "tests/fuzz/$t.cc" ${SOURCES[$t]} $LIBS -o "$OUT/$t"
   corpus="$OUT/corpus/$t"  # grows as the fuzzer finds new paths; the seeds stay as committed
   mkdir -p "$corpus"

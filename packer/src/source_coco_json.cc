@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -188,6 +190,8 @@ Status ReadCocoJson(const std::string& file, CocoCollector* collector) {
   } catch (const json::parse_error& e) {
     return Status::Corruption(file + ": malformed or truncated JSON at byte " + std::to_string(e.byte) + ": " +
                               e.what());
+  } catch (const json::exception& e) {  // out_of_range: a number past double's range, such as 1e400
+    return Status::Corruption(file + ": malformed JSON: " + e.what());
   }
   if (in.bad()) return Status::IOError(file + ": read error");
   FFR_RETURN_IF_ERROR(collector->error);
@@ -299,14 +303,23 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
       continue;
     }
     const double width = image.info.width, height = image.info.height;
+    const double values[] = {(x + w / 2) / width, (y + h / 2) / height, w / width, h / height, ann.area};
+    // The record stores floats: a bbox or area past float's range would be an infinite box.
+    if (!std::all_of(std::begin(values), std::end(values),
+                     [](double v) { return std::fabs(v) <= std::numeric_limits<float>::max(); })) {
+      if (image.problem.ok())
+        image.problem = Status::Corruption(file + ": " + ann_name + " (image " + image.info.file_name +
+                                           "): bbox or area out of range");
+      continue;
+    }
     Box box;
     box.class_index = class_it->second;
     box.iscrowd = ann.iscrowd;
-    box.cx = static_cast<float>((x + w / 2) / width);
-    box.cy = static_cast<float>((y + h / 2) / height);
-    box.w = static_cast<float>(w / width);
-    box.h = static_cast<float>(h / height);
-    box.area = static_cast<float>(ann.area);
+    box.cx = static_cast<float>(values[0]);
+    box.cy = static_cast<float>(values[1]);
+    box.w = static_cast<float>(values[2]);
+    box.h = static_cast<float>(values[3]);
+    box.area = static_cast<float>(values[4]);
     image.info.boxes.push_back(box);
   }
   for (SourceImage& image : out->images)

@@ -267,8 +267,9 @@ Status Reader::Submit(Request* requests, size_t count, const StreamConsumer* con
   std::vector<ReadBuffer> slots(consume ? std::min<size_t>(options_.queue_depth, count) : 0);
   std::vector<size_t> free_slots;
   for (size_t s = 0; s < slots.size(); ++s) free_slots.push_back(s);
+  // Only streamed requests borrow: a caller's destination may be nullptr too, for an empty sample.
   auto borrow = [&](Request& r) {
-    if (r.dst != nullptr) return;
+    if (consume == nullptr || r.dst != nullptr) return;
     r.slot = free_slots.back();
     free_slots.pop_back();
     r.dst = slots[r.slot].Reserve(std::max<uint64_t>(r.length, 1));

@@ -279,6 +279,16 @@ TEST_F(CocoJsonTest, TruncatedJsonNamesFileAndPosition) {
   EXPECT_THAT(s.message(), HasSubstr("malformed or truncated JSON at byte"));
 }
 
+// Found by coco_json_fuzz: nlohmann throws out_of_range, not parse_error, for a
+// number past double's range, and it ended the process (std::terminate).
+TEST_F(CocoJsonTest, NumberPastDoubleRangeIsMalformedJson) {
+  const Status s = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 1e400, "height": 4}],
+                            "annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("instances_train.json: malformed JSON:"));
+  EXPECT_THAT(s.message(), HasSubstr("1e400"));
+}
+
 TEST_F(CocoJsonTest, MissingImagesArray) {
   const Status s = Scan(R"({"annotations": [], "categories": [{"id": 1, "name": "a"}]})");
   ASSERT_FALSE(s.ok());
@@ -337,6 +347,26 @@ TEST_F(CocoJsonTest, UnknownCategoryIsAnImageProblem) {
   EXPECT_TRUE(split.images[0].info.boxes.empty());
   EXPECT_TRUE(split.images[1].problem.ok());
   EXPECT_EQ(split.images[1].info.boxes.size(), 1u);
+}
+
+// Found while writing coco_json_fuzz (no sanitizer flags it): finite JSON numbers past float's range
+// were packed as infinite boxes and areas.
+TEST_F(CocoJsonTest, BboxOrAreaPastFloatRangeIsAnImageProblem) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4},
+                                  {"id": 2, "file_name": "2.jpg", "width": 4, "height": 4},
+                                  {"id": 3, "file_name": "3.jpg", "width": 4, "height": 4}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1e300, 1]},
+                                       {"id": 6, "image_id": 2, "category_id": 1, "bbox": [0, 0, 1, 1],
+                                        "area": -1e39},
+                                       {"id": 7, "image_id": 3, "category_id": 1, "bbox": [0, 0, 1, 1]}]})")
+                  .ok());
+  const SourceSplit& split = ds_.splits[0];
+  EXPECT_THAT(split.images[0].problem.message(), HasSubstr("annotation id 5 (image 1.jpg): bbox or area out of range"));
+  EXPECT_THAT(split.images[1].problem.message(), HasSubstr("annotation id 6 (image 2.jpg): bbox or area out of range"));
+  EXPECT_TRUE(split.images[0].info.boxes.empty());
+  EXPECT_TRUE(split.images[2].problem.ok());
+  EXPECT_EQ(split.images[2].info.boxes.size(), 1u);
 }
 
 TEST_F(CocoJsonTest, ImageSizeDifferentFromTheJsonIsCaught) {

@@ -153,6 +153,29 @@ TEST_P(CApiRoundTripTest, ReadsBackWhatWasWritten) {
   EXPECT_NE(LastError().find("consumer stopped"), std::string::npos) << LastError();
 }
 
+// Found by shard_reader_fuzz: an empty sample read into caller memory given as
+// NULL (capacity 0) was taken for a streamed read and popped a stream buffer
+// that did not exist.
+TEST_P(CApiRoundTripTest, AnEmptySampleReadsIntoNull) {
+  ScratchDir dir("empty");
+  WriteShard(dir / "PART_00000.ffr", {"abc", "", "de"});
+  ffr_reader_options options;
+  ffr_reader_options_init(&options);
+  options.backend = GetParam().backend;
+  options.direct_io = GetParam().direct_io;
+  ReaderHandle h;
+  const int rc = ffr_reader_open(dir.path().c_str(), &options, &h.r);
+  if (rc == FFR_NOT_SUPPORTED) GTEST_SKIP() << LastError();
+  ASSERT_EQ(rc, FFR_OK) << LastError();
+  uint64_t size = 7;
+  ASSERT_EQ(ffr_reader_read(h.r, 1, nullptr, 0, &size), FFR_OK) << LastError();
+  EXPECT_EQ(size, 0u);
+  const int64_t indices[] = {1, 1};
+  void* const dsts[] = {nullptr, nullptr};
+  const uint64_t capacities[] = {0, 0};
+  EXPECT_EQ(ffr_reader_read_batch(h.r, indices, 2, dsts, capacities), FFR_OK) << LastError();
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, CApiRoundTripTest,
                          ::testing::Values(Config{"auto", FFR_BACKEND_AUTO, 0, ""},
                                            Config{"pread", FFR_BACKEND_PREAD, 0, "pread"},

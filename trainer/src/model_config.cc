@@ -21,6 +21,15 @@ constexpr const char* kKnownKeys[] = {"nc",   "depth_multiple", "width_multiple"
                                       "head", "activation",     "channel_multiple", "ch",      "inplace"};
 constexpr const char* kRequiredKeys[] = {"nc", "depth_multiple", "width_multiple", "anchors", "backbone", "head"};
 
+// Bounds far beyond any real model, so that the arithmetic on what a YAML
+// says (scaled widths, Concat sums, Detect's na * (nc + 5), repeats, anchor
+// placeholders) stays exact in int64 and small in memory: a YAML past them is
+// refused. 65536 classes is also what a record's class index can hold.
+constexpr int64_t kMaxClasses = 65536;
+constexpr int64_t kMaxChannels = int64_t{1} << 20;
+constexpr double kMaxRepeats = 1024;
+constexpr int64_t kMaxAnchors = 1024;
+
 // "path:line", so that an editor jumps to the offending spot.
 std::string Location(const std::string& where, const YAML::Node& node) {
   return where + ":" + std::to_string(node.Mark().line + 1);
@@ -72,8 +81,10 @@ std::string AnchorsRepr(const std::vector<std::vector<double>>& levels) {
     std::vector<std::string> values;
     for (double v : level) {
       char text[32];
-      const auto result = v == std::floor(v) ? std::to_chars(text, text + sizeof(text), int64_t(v))
-                                             : std::to_chars(text, text + sizeof(text), v);
+      // Whole numbers print as Python ints while int64 holds them exactly; others (1e77 too) as floats.
+      const bool whole = v == std::floor(v) && std::fabs(v) < 9e15;
+      const auto result = whole ? std::to_chars(text, text + sizeof(text), int64_t(v))
+                                : std::to_chars(text, text + sizeof(text), v);
       values.emplace_back(text, result.ptr);
     }
     level_reprs.push_back(JoinRepr(values));
@@ -84,6 +95,14 @@ std::string AnchorsRepr(const std::vector<std::vector<double>>& levels) {
 // utils/general.py::make_divisible.
 int64_t MakeDivisible(double x, int64_t divisor) {
   return static_cast<int64_t>(std::ceil(x / static_cast<double>(divisor))) * divisor;
+}
+
+// int(c2 * e), the hidden width of Bottleneck and C3, is whole groups of g and
+// at most kMaxChannels.
+bool HiddenWidthOk(int64_t c2, int64_t g, double e) {
+  const double hidden = static_cast<double>(c2) * e;
+  return g >= 1 && e > 0 && hidden >= 1 && hidden <= static_cast<double>(kMaxChannels) &&
+         static_cast<int64_t>(hidden) % g == 0;
 }
 
 // parse_model's depth gain, max(round(n * gd), 1) for n > 1; std::nearbyint
@@ -130,7 +149,8 @@ struct YamlAnchors {
 Status ParseAnchors(const YAML::Node& node, const std::string& context, YamlAnchors* out) {
   const std::string bad = context + ": anchors must be a list of levels, each a list of pixel pairs "
                                     "w0,h0, w1,h1, ... of the same length, or a number of anchors";
-  if (ReadInt(node, &out->count)) return out->count > 0 ? Status::OK() : Status::InvalidArgument(bad);
+  if (ReadInt(node, &out->count))
+    return out->count > 0 && out->count <= kMaxAnchors ? Status::OK() : Status::InvalidArgument(bad);
   if (!node.IsSequence() || node.size() == 0) return Status::InvalidArgument(bad);
   for (const YAML::Node& level_node : node) {
     if (!level_node.IsSequence() || level_node.size() < 2 || level_node.size() % 2 != 0 ||
@@ -196,6 +216,8 @@ Status RowParser::Parse(LayerConfig* layer) {
   FFR_RETURN_IF_ERROR(ParseFrom(layer));
   int64_t number;
   if (!ReadInt(node_[1], &number) || number < 1) return Error("number must be an integer >= 1");
+  if (static_cast<double>(number) * config_.depth_multiple > kMaxRepeats)
+    return Error("number times depth_multiple is over " + std::to_string(static_cast<int>(kMaxRepeats)));
   layer->repeats = DepthGain(number, config_.depth_multiple);
   layer->copies = layer->repeats;
   if (!node_[2].IsScalar()) return Error("module must be a name");
@@ -214,7 +236,6 @@ Status RowParser::Parse(LayerConfig* layer) {
 
 Status RowParser::ParseFrom(LayerConfig* layer) {
   const YAML::Node& from = node_[0];
-  layer->from_text = PyRepr(from);
   std::vector<int64_t> written;
   int64_t f;
   if (ReadInt(from, &f)) {
@@ -236,6 +257,9 @@ Status RowParser::ParseFrom(LayerConfig* layer) {
                    (i == 0 ? " (layer 0 reads the image: from -1)" : " (0.." + std::to_string(i - 1) + " or -1)"));
     layer->from.push_back(static_cast<int>(absolute));
   }
+  // Only now, as a flat list of integers: YAML aliases nested ten deep would
+  // spell 10^10 numbers in a few hundred bytes.
+  layer->from_text = PyRepr(from);
   return Status::OK();
 }
 
@@ -273,7 +297,12 @@ Status RowParser::InOutChannels(const LayerConfig& layer, int64_t* c1, int64_t* 
   if (args_.size() == 0 || !ReadInt(args_[0], c2) || *c2 < 1)
     return Error("args[0] (output channels) must be an integer >= 1");
   const int64_t no = anchors_.na() * (config_.nc + 5);
-  if (*c2 != no) *c2 = MakeDivisible(static_cast<double>(*c2) * config_.width_multiple, config_.channel_multiple);
+  if (*c2 != no) {
+    const double scaled = static_cast<double>(*c2) * config_.width_multiple;
+    if (scaled > static_cast<double>(kMaxChannels))
+      return Error("args[0] (output channels) times width_multiple is over " + std::to_string(kMaxChannels));
+    *c2 = MakeDivisible(scaled, config_.channel_multiple);
+  }
   return Status::OK();
 }
 
@@ -303,7 +332,7 @@ Status RowParser::ParseConvFamily(LayerConfig* layer) {
     FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a.shortcut));
     FFR_RETURN_IF_ERROR(IntArg(2, "g", &a.g));
     FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a.e));
-    if (a.g < 1 || a.e <= 0 || static_cast<int64_t>(c2 * a.e) < 1 || static_cast<int64_t>(c2 * a.e) % a.g != 0)
+    if (!HiddenWidthOk(c2, a.g, a.e))
       return Error("Bottleneck needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
     layer->args = a;
   } else if (m == "C3") {
@@ -313,7 +342,7 @@ Status RowParser::ParseConvFamily(LayerConfig* layer) {
     FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a.shortcut));
     FFR_RETURN_IF_ERROR(IntArg(2, "g", &a.g));
     FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a.e));
-    if (a.g < 1 || a.e <= 0 || static_cast<int64_t>(c2 * a.e) < 1 || static_cast<int64_t>(c2 * a.e) % a.g != 0)
+    if (!HiddenWidthOk(c2, a.g, a.e))
       return Error("C3 needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
     layer->args = a;
     layer->copies = 1;
@@ -365,8 +394,8 @@ Status RowParser::ParseDetect(LayerConfig* layer) {
   if (args_.size() != 2) return Error("Detect takes [nc, anchors]");
   if (args_[0].IsScalar() && args_[0].Scalar() == "nc") {
     a.nc = config_.nc;
-  } else if (!ReadInt(args_[0], &a.nc) || a.nc < 1) {
-    return Error("args[0] must be nc or a class count >= 1");
+  } else if (!ReadInt(args_[0], &a.nc) || a.nc < 1 || a.nc > kMaxClasses) {
+    return Error("args[0] must be nc or a class count from 1 to " + std::to_string(kMaxClasses));
   }
   YamlAnchors anchors;
   if (args_[1].IsScalar() && args_[1].Scalar() == "anchors") {
@@ -416,19 +445,24 @@ ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, 
   ModelConfig config;
   config.source = where;
   config.name = "Model";
-  if (!ReadInt(doc["nc"], &config.nc) || config.nc < 1)
-    return Status::InvalidArgument(Location(where, doc["nc"]) + ": nc must be an integer >= 1");
+  if (!ReadInt(doc["nc"], &config.nc) || config.nc < 1 || config.nc > kMaxClasses)
+    return Status::InvalidArgument(Location(where, doc["nc"]) + ": nc must be an integer from 1 to " +
+                                   std::to_string(kMaxClasses));
+  if (nc > kMaxClasses)
+    return Status::InvalidArgument(where + ": " + std::to_string(nc) + " classes, more than " +
+                                   std::to_string(kMaxClasses));
   if (nc > 0) config.nc = nc;
   if (!ReadDouble(doc["depth_multiple"], &config.depth_multiple) || config.depth_multiple <= 0)
     return Status::InvalidArgument(Location(where, doc["depth_multiple"]) + ": depth_multiple must be a number > 0");
   if (!ReadDouble(doc["width_multiple"], &config.width_multiple) || config.width_multiple <= 0)
     return Status::InvalidArgument(Location(where, doc["width_multiple"]) + ": width_multiple must be a number > 0");
   if (doc["channel_multiple"] && (!ReadInt(doc["channel_multiple"], &config.channel_multiple) ||
-                                  config.channel_multiple < 1))
+                                  config.channel_multiple < 1 || config.channel_multiple > kMaxChannels))
     return Status::InvalidArgument(Location(where, doc["channel_multiple"]) +
-                                   ": channel_multiple must be an integer >= 1");
-  if (doc["ch"] && (!ReadInt(doc["ch"], &config.ch) || config.ch < 1))
-    return Status::InvalidArgument(Location(where, doc["ch"]) + ": ch must be an integer >= 1");
+                                   ": channel_multiple must be an integer from 1 to " + std::to_string(kMaxChannels));
+  if (doc["ch"] && (!ReadInt(doc["ch"], &config.ch) || config.ch < 1 || config.ch > kMaxChannels))
+    return Status::InvalidArgument(Location(where, doc["ch"]) + ": ch must be an integer from 1 to " +
+                                   std::to_string(kMaxChannels));
   if (doc["activation"]) {
     if (!doc["activation"].IsScalar())
       return Status::InvalidArgument(Location(where, doc["activation"]) + ": activation must be e.g. nn.SiLU()");

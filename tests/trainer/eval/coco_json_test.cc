@@ -90,6 +90,16 @@ TEST_F(CocoJsonTest, MalformedJsonNamesTheFile) {
   EXPECT_CONTAINS(s.message(), path);
 }
 
+// The packer's COCO reader had this bug (found by coco_json_fuzz), and so did
+// this one: nlohmann throws out_of_range, not parse_error, for 1e400.
+TEST_F(CocoJsonTest, NumberPastDoubleRangeIsNotValidJson) {
+  const std::string path = Write("huge.json", R"({"images": [{"id": 1e400}], "annotations": []})");
+  CocoGroundTruth gt;
+  const ffr::Status s = LoadCocoGroundTruth(path, &gt);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_CONTAINS(s.message(), path + ": not valid JSON");
+}
+
 TEST_F(CocoJsonTest, MissingListsAreReported) {
   const std::string path = Write("no_annotations.json", R"({"images": []})");
   CocoGroundTruth gt;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -234,7 +235,7 @@ TEST(ModelConfigTest, FileErrors) {
               {"tiny.yaml: no rows in backbone and head"});
   std::string zero_nc = TinyYaml(kTinyRows);
   zero_nc.replace(0, 5, "nc: 0");
-  ExpectError(zero_nc, {"tiny.yaml:1: nc must be an integer >= 1"});
+  ExpectError(zero_nc, {"tiny.yaml:1: nc must be an integer from 1 to 65536"});
   ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n"
                        "   [[0, 1], 1, Detect, [nc, anchors]]]\n",
                        "[0, 1]"),
@@ -247,6 +248,62 @@ TEST(ModelConfigTest, FileErrors) {
   const ffr::Status missing = LoadModelConfig("/nonexistent/yolov5q.yaml", 0, &c);
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("/nonexistent/yolov5q.yaml"), std::string::npos) << missing.ToString();
+}
+
+// Hand-made inputs run through model_config_fuzz (UBSan, its 1 s limit):
+// numbers this large overflowed int64 and int arithmetic (undefined
+// behaviour), and a huge integer `anchors` made placeholders until memory ran out.
+TEST(ModelConfigTest, HugeNumbersAreRefused) {
+  auto with = [](const std::string& line) {
+    std::string yaml = TinyYaml(kTinyRows);
+    const std::string key = line.substr(0, line.find(':') + 1);
+    const size_t at = yaml.find(key + " ");
+    yaml.replace(at, yaml.find('\n', at) - at, line);
+    return yaml;
+  };
+  ExpectError(with("nc: 9223372036854775807"), {"tiny.yaml:1: nc must be an integer from 1 to 65536"});
+  ExpectError(with("width_multiple: 1e300"), {"backbone row 0 (layer 0)", "times width_multiple is over 1048576"});
+  ExpectError(with("depth_multiple: 1e300"), {"backbone row 0 (layer 0)", "times depth_multiple is over 1024"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "ch: 9223372036854775807\n"), {"ch must be an integer from 1 to"});
+  ExpectError(TinyYaml(kTinyRows, "[1, 2]", "channel_multiple: 9223372036854775807\n"),
+              {"channel_multiple must be an integer from 1 to"});
+  ExpectError(TinyYaml("  [[-1, 1, Conv, [16, 3, 2]],\n   [-1, 1, C3, [32, True, 1, 1e300]],\n"
+                       "   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"backbone row 1 (layer 1)", "C3 needs g >= 1, e > 0"});
+  std::string many_anchors = TinyYaml(kTinyRows);
+  many_anchors.replace(many_anchors.find("anchors:\n"), many_anchors.find("backbone:") - many_anchors.find("anchors:\n"),
+                       "anchors: 1000000000000\n");
+  ExpectError(many_anchors, {"anchors must be a list of levels"});
+  ModelConfig c;
+  EXPECT_FALSE(ParseModelConfig(TinyYaml(kTinyRows), "tiny.yaml", 9223372036854775807, &c).ok());
+}
+
+// A hand-made input run through model_config_fuzz (its 1 s limit): `from` was
+// printed before it was checked, and aliases nested eight deep spell 10^8 numbers.
+TEST(ModelConfigTest, AliasBombInFromIsRefusedQuickly) {
+  std::string bomb = "&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
+  for (int level = 1; level < 8; ++level) {
+    std::string row = "&a" + std::to_string(level) + " [";
+    for (int k = 0; k < 10; ++k) row += (k ? ", *a" : "*a") + std::to_string(level - 1);
+    bomb += ", " + row + "]";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ExpectError(TinyYaml("  [[[-1, [" + bomb + "]], 1, Conv, [16, 3, 2]],\n   [-1, 1, Conv, [32, 3, 2]],\n"
+                       "   [-1, 1, Conv, [64, 3, 2]]]\n"),
+              {"backbone row 0 (layer 0)", "from must be a layer index or a list of them"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+// Found by model_config_fuzz (the 30-s check): an anchor of 1.1e77 pixels was
+// cast to int64 for the table (undefined behaviour; INT64_MIN on x86).
+TEST(ModelConfigTest, HugeWholeAnchorPrintsAsAFloat) {
+  std::string yaml = TinyYaml(kTinyRows);
+  yaml.replace(yaml.find("62,45"), 5, "62,111111111111111111111111111111111111111111111111111111111111111111111111111119");
+  ModelConfig c;
+  const ffr::Status s = Parse(yaml, &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_NE(c.layers.back().args_text.find("1.1111111111111111e+77"), std::string::npos) << c.layers.back().args_text;
+  EXPECT_NE(c.layers.back().args_text.find("[10, 13, 16, 30]"), std::string::npos) << c.layers.back().args_text;
 }
 
 TEST(ModelConfigTest, ResolvesShippedNames) {

@@ -22,7 +22,7 @@ ffr::Status ReadJson(const std::string& path, json* out) {
   if (std::ferror(file.get())) return ffr::Status::FromErrno(path + ": read", errno);
   try {
     *out = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past double's range (1e400)
     return ffr::Status::Corruption(path + ": not valid JSON: " + e.what());
   }
   return ffr::Status::OK();
