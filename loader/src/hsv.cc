@@ -5,11 +5,7 @@
 #include <opencv2/imgproc.hpp>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define FFYOLO_HSV_AVX2 1
-#endif
-
+#include "avx2.h"
 #include "image_view.h"
 
 namespace ffyolo {
@@ -47,15 +43,6 @@ constexpr float kHueScale = 6.0f / 180, kByteScale = 1.0f / 255.0f;
 // default rounding mode; for 0 <= x < 2^23.
 inline float RoundToNearest(float x) { return (x + 0x1p23f) - 0x1p23f; }
 
-// Whether OpenCV converts with its AVX2 build (else its SSE one), whose
-// compiler fused multiply-subtracts: in the vector loop both 1 - s*f and
-// 1 - s*(1 - f), in the scalar code only the first (found by comparing every
-// HSV triple; the tests compare every colour).
-bool OpenCvAvx2() {
-  static const bool avx2 = cv::checkHardwareSupport(CV_CPU_AVX2);
-  return avx2;
-}
-
 // One pixel as OpenCV's scalar code (kRound) or its SSE vector loop converts
 // it, 1 - s*f fused when kFused; the result goes to index `o` of the planes.
 // hsv.cc is built with -ffp-contract=off, so that nothing else is fused.
@@ -88,7 +75,7 @@ void HsvPixel(const HsvLuts& luts, const uint8_t* p, size_t o, uint8_t* r, uint8
   }
 }
 
-#ifdef FFYOLO_HSV_AVX2
+#ifdef FFYOLO_HAVE_AVX2
 // The AVX2 path: 32 pixels at a time, without gathers (with five per 8
 // pixels, for the reciprocals and the tables, they took over half of the
 // time on the Zen 3 measured): the divisions in float, the three tables by
@@ -267,7 +254,7 @@ FFYOLO_AVX2 void HsvVectorPixels(const HsvLuts& luts, const uint8_t* bgr, int en
     Store(r + o, or_, mirror);
   }
 }
-#endif  // FFYOLO_HSV_AVX2
+#endif  // FFYOLO_HAVE_AVX2
 
 }  // namespace
 
@@ -312,12 +299,15 @@ void ApplyHsv(const HsvLuts& luts, cv::Mat* bgr) {
 
 void HsvToPlanes(const HsvLuts& luts, const uint8_t* bgr, int width, bool mirror, uint8_t* r, uint8_t* g, uint8_t* b) {
   // OpenCV's vector loop takes 4 float vectors of pixels at a time, the
-  // scalar code the rest of the row.
+  // scalar code the rest of the row. Its AVX2 build's compiler fused
+  // multiply-subtracts: in the vector loop both 1 - s*f and 1 - s*(1 - f), in
+  // the scalar code only the first (found by comparing every HSV triple; the
+  // tests compare every colour).
   const bool avx2 = OpenCvAvx2();
   const int vector_end = width - width % (avx2 ? 32 : 16);
   const auto at = [&](int x) { return static_cast<size_t>(mirror ? width - 1 - x : x); };
   int x = 0;
-#ifdef FFYOLO_HSV_AVX2
+#ifdef FFYOLO_HAVE_AVX2
   if (avx2) {
     HsvVectorPixels(luts, bgr, vector_end, width, mirror, r, g, b);
     x = vector_end;

@@ -5,13 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 #include <opencv2/core/hal/intrin.hpp>
 #include <opencv2/imgproc.hpp>  // INTER_BITS, INTER_TAB_SIZE
 #include <vector>
 
+#include "avx2.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/perspective.h"
 
@@ -302,6 +300,10 @@ void InterpolatePixel(const VirtualCanvas& canvas, int sx, int sy, int alpha, ui
         out);
 }
 
+// Whether an 8-byte load at p (a pixel and its right neighbour, plus two
+// bytes the vector kernels ignore) stays inside the crop's buffer.
+inline bool LoadFits(const cv::Mat& crop, const uint8_t* p) { return crop.datalimit - p >= 8; }
+
 // The same step for n pixels whose samples all lie in one tile crop (canvas
 // origin (ox, oy)), two 8-byte loads per pixel. A pixel's 4-byte store runs
 // one byte into the next pixel, which is written after it; the last pixel,
@@ -313,12 +315,11 @@ void InterpolateInside(const cv::Mat& crop, int ox, int oy, const short* xy, con
   int i = 0;
 #if CV_SIMD128
   const BilinearTable& table = Bilinear();
-  const uint8_t* load_limit = crop.datalimit - 8;
   const cv::v_int32x4 delta = cv::v_setall_s32(1 << (kCoefBits - 1));
   for (; i < n - 1; ++i) {
     const uint8_t* p0 = crop.data + (xy[2 * i + 1] - oy) * step + (xy[2 * i] - ox) * 3;
     const uint8_t* p1 = p0 + step;
-    if (p1 > load_limit) break;
+    if (!LoadFits(crop, p1)) break;
     // (b0 g0 r0 b1 g1 r1 . .) -> (b0 b1 g0 g1 r0 r1 . .) per row, then one dot product per row.
     const cv::v_int16x8 row0 = cv::v_reinterpret_as_s16(cv::v_load_expand(p0));
     const cv::v_int16x8 row1 = cv::v_reinterpret_as_s16(cv::v_load_expand(p1));
@@ -339,8 +340,7 @@ void InterpolateInside(const cv::Mat& crop, int ox, int oy, const short* xy, con
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define FFYOLO_HAVE_AVX2_WARP 1
+#ifdef FFYOLO_HAVE_AVX2
 // InterpolateInside for CPUs with AVX2, four pixels per iteration, two per
 // 256-bit register (one per 128-bit lane). The weights factor exactly:
 // OpenCV's sum is 32 * S with S = (32 - fy) H0 + fy H1, H = (32 - fx) p0 +
@@ -411,15 +411,6 @@ __attribute__((target("avx2"))) int InterpolateInsideAvx2(const cv::Mat& crop, i
   return i;
 }
 #endif
-
-bool CpuHasAvx2() {
-#ifdef FFYOLO_HAVE_AVX2_WARP
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-#else
-  return false;
-#endif
-}
 
 // Bounding box [x0, x1] x [y0, y1] of the top-left samples (sx, sy) of n
 // pixels of a map row; their samples lie in [x0, x1 + 1] x [y0, y1 + 1].
@@ -496,9 +487,9 @@ class RowWriter {
       const cv::Rect& r = canvas_.rect(reach);
       const cv::Mat& crop = canvas_.crop(reach);
       int done = 0;
-#ifdef FFYOLO_HAVE_AVX2_WARP
+#ifdef FFYOLO_HAVE_AVX2
       // The farthest 8-byte load is the bottom row's at the rightmost sample.
-      if (avx2_ && crop.ptr<uint8_t>(bounds.y1 + 1 - r.y) + 3 * (bounds.x1 - r.x) + 8 <= crop.datalimit)
+      if (avx2_ && LoadFits(crop, crop.ptr<uint8_t>(bounds.y1 + 1 - r.y) + 3 * (bounds.x1 - r.x)))
         done = InterpolateInsideAvx2(crop, r.x, r.y, xy, alpha_ + x, n, out_ + 3 * x);
 #endif
       InterpolateInside(crop, r.x, r.y, xy + 2 * done, alpha_ + x + done, n - done, out_ + 3 * (x + done));
@@ -518,7 +509,7 @@ class RowWriter {
   uint8_t* out_ = nullptr;
 };
 
-#ifdef FFYOLO_HAVE_AVX2_WARP
+#ifdef FFYOLO_HAVE_AVX2
 // H for columns [x, end) of a canvas row held in `row` from canvas column a
 // on, four at a time (the rest is left to the caller): two columns per lane,
 // each lane's two 8-byte loads shuffled into (left, right) byte pairs per
@@ -636,7 +627,7 @@ class SeparableWarp {
       int inside_end = std::max(inside_begin, first_at_least(b - 1));
       const cv::Mat& crop = canvas_.crop(k);
       const uint8_t* row = crop.ptr<uint8_t>(r - rect.y);
-      while (inside_end > inside_begin && row + 3 * (sx[inside_end - 1] - a) + 8 > crop.datalimit) --inside_end;
+      while (inside_end > inside_begin && !LoadFits(crop, row + 3 * (sx[inside_end - 1] - a))) --inside_end;
       Fill(x, touch_begin, h);
       ByPixel(r, touch_begin, inside_begin, h);
       const int done = HorizontalAvx2(row, a, sx, scratch_.column_weights.data(), inside_begin, inside_end, h);
@@ -709,8 +700,8 @@ void WarpMosaic(const std::array<cv::Mat, 4>& tiles, const std::array<MosaicTile
   thread_local Scratch scratch;
   const InverseMap inv = InvertAsOpenCV(m);
   const VirtualCanvas canvas(tiles, plan);
-  const bool avx2 = kernel == WarpKernel::kBest && CpuHasAvx2();
-#ifdef FFYOLO_HAVE_AVX2_WARP
+  const bool avx2 = kernel == WarpKernel::kBest && OpenCvAvx2();
+#ifdef FFYOLO_HAVE_AVX2
   if (avx2 && SeparableWarp::Applies(inv)) {
     SeparableWarp warp(canvas, inv, s, &scratch);
     for (int y = 0; y < s; ++y) warp.WriteRow(y, dst->ptr<uint8_t>(y));
