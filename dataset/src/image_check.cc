@@ -108,6 +108,7 @@ Status InspectPng(std::string_view bytes, const std::string& where, bool full_de
   const int samples = static_cast<unsigned char>(bytes[25]) == 3 ? 1 : components;
   const uint64_t raw_size =
       bytes[28] == 0 ? uint64_t{height} * (1 + (uint64_t{width} * samples * bit_depth + 7) / 8) : 0;
+  if (full_decode) FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", width, height, where));
   FFR_RETURN_IF_ERROR(CheckPngChunks(bytes, where, full_decode, raw_size));
   out->encoding = ImageEncoding::kPng;
   out->width = width;
@@ -164,12 +165,7 @@ Status ImageInspector::InspectJpeg(std::string_view bytes, const std::string& wh
   out->components = colorspace == TJCS_GRAY ? 1 : (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) ? 4 : 3;
   out->jpeg_subsampling = subsampling;
   if (!full_decode) return Status::OK();
-  // PIL's decompression-bomb limit (Ultralytics opens images with PIL): a bigger header is an attack or damage.
-  constexpr uint64_t kMaxPixels = 178956970;
-  if (uint64_t{out->width} * out->height > kMaxPixels)
-    return Status::Corruption(where + ": JPEG of " + std::to_string(width) + "x" + std::to_string(height) +
-                              " pixels is over the " + std::to_string(kMaxPixels) +
-                              " that PIL and ffyolo decode (a decompression bomb?)");
+  FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", out->width, out->height, where));
 
   const int format = colorspace == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
   pixels_.resize(static_cast<size_t>(width) * height * tjPixelSize[format]);
@@ -246,6 +242,13 @@ Status CheckBoxes(RecordInfo* info, size_t num_classes, const std::string& where
 void SetAreaFromBoxes(RecordInfo* info) {
   const double pixels = static_cast<double>(info->width) * info->height;
   for (Box& box : info->boxes) box.area = static_cast<float>(static_cast<double>(box.w) * box.h * pixels);
+}
+
+Status CheckPixelLimit(const char* kind, uint64_t width, uint64_t height, const std::string& where) {
+  if (width * height <= kMaxImagePixels) return Status::OK();
+  return Status::Corruption(where + ": " + kind + " of " + std::to_string(width) + "x" + std::to_string(height) +
+                            " pixels is over the " + std::to_string(kMaxImagePixels) +
+                            " that PIL and ffyolo decode (a decompression bomb?)");
 }
 
 }  // namespace ffyolo

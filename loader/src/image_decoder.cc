@@ -14,6 +14,8 @@
 #include <opencv2/imgcodecs.hpp>
 #endif
 
+#include "ffyolo/image_check.h"
+
 namespace ffyolo {
 
 namespace {
@@ -159,6 +161,16 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
 
   if (encoding != ImageEncoding::kJpeg) {
 #ifdef FFYOLO_HAVE_IMGCODECS
+    // A PNG's size is checked before libpng allocates for it (with its chunks'
+    // CRCs, as the packer checked them); other formats have only OpenCV's own
+    // limit (CV_IO_MAX_IMAGE_PIXELS).
+    if (encoding == ImageEncoding::kPng) {
+      if (!inspector_) inspector_ = std::make_unique<ImageInspector>();
+      ImageFacts facts;
+      FFR_RETURN_IF_ERROR(inspector_->Inspect(std::string_view(reinterpret_cast<const char*>(data), size), where,
+                                              /*full_decode=*/false, &facts));
+      FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", facts.width, facts.height, where));
+    }
     cv::Mat decoded;
     try {
       decoded = cv::imdecode(cv::Mat(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data)), cv::IMREAD_COLOR);
@@ -191,6 +203,7 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   }
   // A tables-only (abbreviated) datastream reads as a header without an image.
   if (width <= 0 || height <= 0) return ffr::Status::Corruption(where + ": JPEG holds no image, only tables");
+  FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", width, height, where));
 
   *scale_denominator = DctScaleDenominator(width, height, options);
   const tjscalingfactor factor = {1, *scale_denominator};

@@ -159,6 +159,23 @@ TEST(ImageInspectorTest, AJpegHeaderOverPilsPixelLimitIsNotDecoded) {
   EXPECT_THAT(s.message(), HasSubstr("bomb.jpg: JPEG of 16384x16384 pixels is over the 178956970"));
 }
 
+TEST(ImageInspectorTest, APngHeaderOverPilsPixelLimitFailsTheFullCheckOnly) {
+  std::string png = MakePng(23, 11);
+  for (const size_t at : {16, 20}) {  // IHDR's width and height: 20000 x 10000
+    const uint32_t side = at == 16 ? 20000 : 10000;
+    for (int k = 0; k < 4; ++k) png[at + k] = static_cast<char>(side >> (24 - 8 * k));
+  }
+  const uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(png.data() + 12), 17));
+  for (int k = 0; k < 4; ++k) png[29 + k] = static_cast<char>(crc >> (24 - 8 * k));  // IHDR's CRC matches again
+  ImageInspector inspector;
+  ImageFacts facts;
+  EXPECT_TRUE(inspector.Inspect(png, "bomb.png", /*full_decode=*/false, &facts).ok());
+  EXPECT_EQ(facts.width, 20000u);
+  const Status s = inspector.Inspect(png, "bomb.png", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("bomb.png: PNG of 20000x10000 pixels is over the 178956970"));
+}
+
 TEST(ImageInspectorTest, TextNamedJpgIsNotAnImage) {
   ImageInspector inspector;
   ImageFacts facts;

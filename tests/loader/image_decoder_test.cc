@@ -16,6 +16,7 @@
 #include <opencv2/imgcodecs.hpp>
 #endif
 
+#include "ffr/format.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -445,6 +446,25 @@ TEST(ImageDecoder, MatchesOpenCvOnCoco128) {
 }
 #endif
 
+// The baseline frame header's height and width (SOF0: length, precision,
+// height, width) set to 16384: 268 Mpixels, over PIL's limit.
+TEST(ImageDecoder, JpegOverPilsPixelLimitIsRefusedBeforeDecoding) {
+  constexpr uint8_t kSof0[] = {0xFF, 0xC0};
+  Bytes jpeg = EncodeBgrJpeg(MakeBgr(64, 48));
+  const auto sof = std::search(jpeg.begin(), jpeg.end(), std::begin(kSof0), std::end(kSof0));
+  ASSERT_NE(sof, jpeg.end());
+  for (const int at : {5, 7}) sof[at] = 0x40, sof[at + 1] = 0x00;
+  ImageDecoder decoder;
+  for (const DecodeOptions& options : {DecodeOptions{}, DecodeOptions{640, 640, {}}, DecodeOptions{0, 0, {0, 0, 8, 8}}}) {
+    cv::Mat image;
+    int scale = 0;
+    const ffr::Status s = decoder.Decode(jpeg.data(), jpeg.size(), ImageEncoding::kJpeg, "bomb.jpg", options, &image, &scale);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(s.message().find("bomb.jpg: JPEG of 16384x16384 pixels is over the 178956970"), std::string::npos)
+        << s.message();
+  }
+}
+
 TEST(ImageDecoder, NonJpeg) {
   ImageDecoder decoder;
   if (!ImageDecoder::SupportsNonJpeg()) {
@@ -477,6 +497,19 @@ TEST(ImageDecoder, NonJpeg) {
   cv::Mat expected;
   cv::cvtColor(grey_src, expected, cv::COLOR_GRAY2BGR);
   EXPECT_EQ(cv::norm(grey.image, expected, cv::NORM_INF), 0);
+
+  // IHDR (chunk data from byte 16: width, height) set to 20000 x 10000, its CRC mended: refused from the header.
+  Bytes bomb = png;
+  for (const int at : {16, 20}) {
+    const uint32_t side = at == 16 ? 20000 : 10000;
+    for (int i = 0; i < 4; ++i) bomb[at + i] = static_cast<uint8_t>(side >> (24 - 8 * i));
+  }
+  const uint32_t crc = ffr::Crc32(bomb.data() + 12, 17);  // "IHDR" and its 13 bytes
+  for (int i = 0; i < 4; ++i) bomb[29 + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
+  Decoded refused = Decode(&decoder, bomb, 0, 0, ImageEncoding::kPng);
+  ASSERT_TRUE(refused.status.IsCorruption()) << refused.status.ToString();
+  EXPECT_NE(refused.status.message().find("PNG of 20000x10000 pixels is over the 178956970"), std::string::npos)
+      << refused.status.message();
 
   png.resize(png.size() / 2);
   ExpectCorruptionNamingSample(Decode(&decoder, png, 0, 0, ImageEncoding::kPng));

@@ -54,6 +54,15 @@ class ImageInspector {
   std::vector<unsigned char> pixels_;
 };
 
+// PIL's decompression-bomb limit (Ultralytics opens images with PIL): a
+// header that gives more pixels is an attack or damage. The packer refuses to
+// store such an image and the loader to decode one.
+inline constexpr uint64_t kMaxImagePixels = 178956970;
+
+// Corruption naming `where` when a `kind` ("JPEG", "PNG") image of width x
+// height is over kMaxImagePixels.
+Status CheckPixelLimit(const char* kind, uint64_t width, uint64_t height, const std::string& where);
+
 // Sets info->encoding and info's size from `facts`. A size the source already
 // gave (COCO JSON) must equal the image's own; a kOther image needs the size
 // from the source.

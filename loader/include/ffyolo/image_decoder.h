@@ -17,6 +17,8 @@
 
 namespace ffyolo {
 
+class ImageInspector;
+
 // How much of an image to decode.
 struct DecodeOptions {
   // With min_w/min_h > 0, a JPEG is decoded at the smallest DCT scale 1/2,
@@ -45,7 +47,8 @@ class ImageDecoder {
 
   // Decodes into *out, a CV_8UC3 BGR header over this decoder's buffer, valid
   // until the next call, at the scale `options` asks for; *scale_denominator
-  // says which (1 = full size). `where` names the sample in errors.
+  // says which (1 = full size). `where` names the sample in errors. Images
+  // over kMaxImagePixels (image_check.h) are refused before any pixel is allocated.
   ffr::Status Decode(const uint8_t* data, size_t size, ImageEncoding encoding, const std::string& where,
                      const DecodeOptions& options, cv::Mat* out, int* scale_denominator);
 
@@ -57,6 +60,7 @@ class ImageDecoder {
 
   void* handle_;  // tjhandle
   std::unique_ptr<RegionDecoder> region_decoder_;
+  std::unique_ptr<ImageInspector> inspector_;  // image sizes for the pixel limit; made on first use
   std::vector<uint8_t> buffer_;
   std::vector<uint8_t> scratch_;  // CMYK intermediate (grey decodes straight to BGR)
 };
