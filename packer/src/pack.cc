@@ -294,10 +294,16 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
   options.env = opt_.env;
-  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w));
+  Status s = ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w);
+  uint64_t records = 0;
+  for (const Prepared& p : prepared) records += p.status.ok() ? p.record.size() : 0;
   for (const Prepared& p : prepared)
-    if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
-  FFR_RETURN_IF_ERROR(w->Finish());
+    if (s.ok() && p.status.ok()) s = w->Append(p.record.data(), p.record.size());
+  if (s.ok()) s = w->Finish();
+  // On a full disk, what this shard needed (re-encoded sizes are known only now).
+  if (!s.ok() && s.message().find(std::strerror(ENOSPC)) != std::string::npos)
+    return Status::IOError(s.message() + " (the shard's records take " + Megabytes(records) + ")");
+  FFR_RETURN_IF_ERROR(s);
   written->bytes = w->bytes();
   return Status::OK();
 }
