@@ -23,7 +23,7 @@ declare -A SOURCES=(
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
-  [shard_reader_fuzz]="reader/src/reader.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
+  [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
   [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
                     dataset/src/record.cc reader/src/status.cc"

@@ -15,5 +15,5 @@ if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$ASAN_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DFFYOLO_SANITIZE=ON \
     -DFFYOLO_BUILD_TRAINER=OFF -DFFYOLO_BUILD_BENCH=OFF
 fi
-cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test
+cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test reader_load_test
 ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$JOBS" -L asan

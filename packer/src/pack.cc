@@ -1,8 +1,11 @@
 #include "ffyolo/pack.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -47,6 +50,68 @@ std::string NowIso8601() {
 uint64_t FileSizeOrZero(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// Free bytes for an unprivileged writer on the file system of `path` (or of
+// its nearest existing ancestor); false when unknown.
+bool FreeBytes(const std::string& path, uint64_t* bytes) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  while (!fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
+  struct statvfs st;
+  if (::statvfs(p.c_str(), &st) != 0) return false;
+  *bytes = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  return true;
+}
+
+std::string Megabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+// The least the shards of `source` take: every image stored as it is. Zero
+// (unknown) when --max-size re-encodes some of them.
+uint64_t LeastShardBytes(const PackOptions& opt, const SourceDataset& source) {
+  if (opt.max_size > 0) return 0;
+  uint64_t bytes = 0;
+  for (const SourceSplit& split : source.splits)
+    for (const SourceImage& im : split.images) bytes += FileSizeOrZero(im.path);
+  return bytes;
+}
+
+// Bytes of the shards a resumed pack keeps.
+uint64_t FinishedShardBytes(const std::string& output) {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(output, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".ffr" && it->is_regular_file(ec)) bytes += it->file_size(ec);
+  return bytes;
+}
+
+const char kSpaceAdvice[] = "free some space or pack to another disk, then run the same command again to resume";
+
+// A pack that cannot fit is refused before it writes a shard, saying how much
+// it needs, rather than after filling the disk.
+Status CheckFreeSpace(const PackOptions& opt, uint64_t least) {
+  const uint64_t kept = FinishedShardBytes(opt.output);
+  const uint64_t needed = least > kept ? least - kept : 0;
+  uint64_t free = 0;
+  if (needed == 0 || !FreeBytes(opt.output, &free) || needed <= free) return Status::OK();
+  return Status::IOError(opt.output + ": not enough free space: the pack needs at least " + Megabytes(needed) +
+                         (kept > 0 ? " more" : "") + " for its shards (the source's images as they are), and " +
+                         Megabytes(free) + " is free on its file system; " + kSpaceAdvice);
+}
+
+// A write that ran out of space (another writer filled the disk, or the
+// records' overhead did) says how much the pack needs, not only which write failed.
+Status WithSpaceNeeded(const Status& s, const PackOptions& opt, uint64_t least) {
+  if (s.ok() || s.message().find(std::strerror(ENOSPC)) == std::string::npos) return s;
+  std::string m = s.message() + ": the disk is full;";
+  if (least > 0) m += " the pack needs at least " + Megabytes(least) + " for its shards in all;";
+  uint64_t free = 0;
+  if (FreeBytes(opt.output, &free)) m += " " + Megabytes(free) + " is free on the output's file system now;";
+  return Status::IOError(m + " " + kSpaceAdvice);
 }
 
 // FNV-1a over everything that decides the output, so that a resumed pack
@@ -229,10 +294,16 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
   options.env = opt_.env;
-  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w));
+  Status s = ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w);
+  uint64_t records = 0;
+  for (const Prepared& p : prepared) records += p.status.ok() ? p.record.size() : 0;
   for (const Prepared& p : prepared)
-    if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
-  FFR_RETURN_IF_ERROR(w->Finish());
+    if (s.ok() && p.status.ok()) s = w->Append(p.record.data(), p.record.size());
+  if (s.ok()) s = w->Finish();
+  // On a full disk, what this shard needed (re-encoded sizes are known only now).
+  if (!s.ok() && s.message().find(std::strerror(ENOSPC)) != std::string::npos)
+    return Status::IOError(s.message() + " (the shard's records take " + Megabytes(records) + ")");
+  FFR_RETURN_IF_ERROR(s);
   written->bytes = w->bytes();
   return Status::OK();
 }
@@ -409,14 +480,15 @@ Status CheckOutputApartFromInputs(const PackOptions& opt) {
 Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std::unique_ptr<ffr::FileLock>* lock) {
   ffr::Env* env = opt.env;
   const std::string state_path = opt.output + "/" + kStateFile;
+  const std::string state_tmp = std::string(kStateFile) + ".tmp";  // WriteFileAtomically's
   const Status foreign = Status::AlreadyExists(
       opt.output + ": directory is not empty and is not an unfinished pack; use --force to overwrite it");
   std::vector<std::string> children;
   if (env->FileExists(opt.output)) {
     if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
     FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
-    const auto ours = [](const std::string& name) {
-      return name == kLockFile || name == kStateFile || name == kManifestFile;
+    const auto ours = [&](const std::string& name) {
+      return name == kLockFile || name == kStateFile || name == state_tmp || name == kManifestFile;
     };
     // Someone else's folder is refused before the lock file could be left in it.
     if (!opt.force && !children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign;
@@ -425,6 +497,12 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
   FFR_RETURN_IF_ERROR(env->LockFile(opt.output + "/" + kLockFile, lock));
   FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
   children.erase(std::remove(children.begin(), children.end(), kLockFile), children.end());
+  // A pack killed while it wrote its state file left the state's temporary
+  // file and nothing else (shards come after the state): it starts afresh.
+  if (children.size() == 1 && children[0] == state_tmp) {
+    FFR_RETURN_IF_ERROR(env->RemoveFile(opt.output + "/" + state_tmp));
+    children.clear();
+  }
   if (!children.empty() && opt.force) {
     for (const std::string& child : children) FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output + "/" + child));
   } else if (!children.empty()) {
@@ -443,6 +521,25 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
     return Status::OK();  // resume
   }
   return ffr::WriteFileAtomically(env, state_path, "fingerprint: " + fingerprint + "\n");
+}
+
+// The splits, then dataset.yaml, then the state file's removal.
+Status PackSplits(const PackOptions& opt, const SourceDataset& source, PackSummary* summary) {
+  Manifest& m = summary->manifest;
+  m.created = NowIso8601();
+  m.source = fs::absolute(opt.source).lexically_normal().string();
+  m.source_layout = SourceLayoutName(source.layout);
+  m.names = source.class_names;
+  m.category_ids = source.category_ids;
+  m.options = OptionsRecord(opt);
+  for (const SourceSplit& split : source.splits) {
+    SplitInfo info;
+    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, split, summary).Run(&info));
+    m.splits.push_back(std::move(info));
+  }
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
+  FFR_RETURN_IF_ERROR(opt.env->RemoveFile(opt.output + "/" + kStateFile));
+  return Status::OK();
 }
 
 }  // namespace
@@ -475,20 +572,10 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   std::unique_ptr<ffr::FileLock> lock;
   FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source), &lock));
 
-  Manifest& m = summary->manifest;
-  m.created = NowIso8601();
-  m.source = fs::absolute(opt.source).lexically_normal().string();
-  m.source_layout = SourceLayoutName(source.layout);
-  m.names = source.class_names;
-  m.category_ids = source.category_ids;
-  m.options = OptionsRecord(opt);
-  for (const SourceSplit& split : source.splits) {
-    SplitInfo info;
-    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, split, summary).Run(&info));
-    m.splits.push_back(std::move(info));
-  }
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
-  FFR_RETURN_IF_ERROR(opt.env->RemoveFile(opt.output + "/" + kStateFile));
+  const uint64_t least = LeastShardBytes(opt, source);
+  FFR_RETURN_IF_ERROR(CheckFreeSpace(opt, least));
+  const Status s = PackSplits(opt, source, summary);
+  if (!s.ok()) return WithSpaceNeeded(s, opt, least);
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();
 }

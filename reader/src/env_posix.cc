@@ -114,6 +114,10 @@ Status Env::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, co
     }
     if (r == 0) break;
     done += static_cast<size_t>(r);
+    // O_DIRECT moves whole blocks, so a short read there ended at the end of
+    // the file; asking on at the unaligned position would fail with EINVAL
+    // (or, if the file grew meanwhile, read past what was asked about).
+    if (done < n && (fcntl(fd, F_GETFL) & O_DIRECT)) break;
   }
   *read = done;
   return Status::OK();

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "ffr/format.h"
+#include "mapping_guard.h"
 
 namespace ffr {
 namespace {
@@ -39,6 +40,7 @@ struct Reader::Shard {
   int fd = -1;  // O_DIRECT when options.direct_io
   uint64_t file_size = 0;
   const uint8_t* map = nullptr;  // the whole file, with IoBackend::kMmap
+  int guard = -1;                // the map's SIGBUS guard (mapping_guard.h)
   ShardHeader header;
 };
 
@@ -107,6 +109,7 @@ Reader::Reader(const ReaderOptions& options, std::vector<std::string> paths)
 Reader::~Reader() {
   rings_->free.clear();
   for (Shard& s : shards_) {
+    if (s.guard >= 0) internal::UnguardMapping(s.guard);
     if (s.map) env_->UnmapFile(s.map, s.file_size);
     if (s.fd >= 0) env_->CloseFile(s.fd);
   }
@@ -175,7 +178,11 @@ Status Reader::OpenShards() {
     env_->CloseFile(fd);
     FFR_RETURN_IF_ERROR(st);
     FFR_RETURN_IF_ERROR(env_->OpenForRead(s.path, options_.direct_io, &s.fd));
-    if (options_.backend == IoBackend::kMmap) FFR_RETURN_IF_ERROR(env_->MapFile(s.fd, s.file_size, s.path, &s.map));
+    if (options_.backend == IoBackend::kMmap) {
+      FFR_RETURN_IF_ERROR(env_->MapFile(s.fd, s.file_size, s.path, &s.map));
+      s.guard = internal::GuardMapping(s.map, s.file_size);
+      if (s.guard < 0) return Status::NotSupported(s.path + ": too many shards mapped at once for the mmap backend");
+    }
     starts_.push_back(starts_.back() + s.header.count());
   }
   total_ = starts_.back();
@@ -294,8 +301,9 @@ Status Reader::Submit(Request* requests, size_t count, const StreamConsumer* con
       while (r.done < r.required) {
         const uint64_t len = std::min(r.length - r.done, kMaxChunk);
         size_t got = 0;
-        FFR_RETURN_IF_ERROR(env_->Pread(shards_[r.shard].fd, r.dst + r.done, len, r.offset + r.done, &got,
-                                        shards_[r.shard].path));
+        const Status read = env_->Pread(shards_[r.shard].fd, r.dst + r.done, len, r.offset + r.done, &got,
+                                        shards_[r.shard].path);
+        if (!read.ok()) return Status::IOError(Describe(r.index) + ": " + read.message());
         r.done += got;
         if (got < len) break;
       }
@@ -417,9 +425,17 @@ Status Reader::ViewMapped(const int64_t* indices, size_t count, Sample* out) con
   for (size_t k = 0; k < count; ++k) {
     Request r;
     FFR_RETURN_IF_ERROR(Plan(indices[k], &r));
-    out[k].data = shards_[r.shard].map + r.offset;
+    const Shard& shard = shards_[r.shard];
+    out[k].data = shard.map + r.offset;
     out[k].size = r.size;
-    FFR_RETURN_IF_ERROR(VerifyChecksum(indices[k], out[k].data, out[k].size));
+    const Status checked = VerifyChecksum(indices[k], out[k].data, out[k].size);
+    // Checked after the CRC, which touches every byte: a page gone since Open
+    // reads as zeros, which must not pass as the sample (nor as a mismatch).
+    if (internal::MappingShrank(shard.guard))
+      return Status::Corruption(Describe(indices[k]) +
+                                ": the shard shrank while it was mapped (truncated or rewritten in place); "
+                                "reopen it to read it again");
+    FFR_RETURN_IF_ERROR(checked);
   }
   return Status::OK();
 }

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <random>
 #include <thread>
 
 #include "dataset/packed_coco128.h"
@@ -328,47 +331,77 @@ TEST(PixelCacheTest, AnInterruptedBuildResumesAfterItsLastShard) {
   EXPECT_NE(messages[0].find("resuming"), std::string::npos) << messages[0];
 }
 
-// A build killed (SIGKILL: no clean-up at all) once its first shards are
-// written leaves no cache that opens, and the next build resumes to the bytes
-// of a build that was never killed.
-TEST(PixelCacheTest, AKilledBuildLeavesNothingThatOpensAndResumesToTheCleanBytes) {
-  FFYOLO_REQUIRE_SHARED(coco, "data/coco128");
-  testing::ScratchDir dir("pixel_cache_killed");
-  const std::string data = testing::PackCoco128(dir.path());
-  ASSERT_FALSE(data.empty());
-  PixelCacheOptions o = CacheOptions(dir / "killed");
-  o.img_size = 320;
-  o.threads = 1;
-  o.shard_bytes = 2 << 20;  // about 8 shards
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    PixelCacheSummary s;
-    BuildPixelCache(*OpenDataset(data), o, &s);
-    _exit(0);
-  }
-  const std::string second_shard = o.directory + "/PART_00001.ffr";
-  for (int i = 0; i < 4000 && !fs::exists(second_shard); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the build finished before it could be killed";
-  const std::unique_ptr<Dataset> d = OpenDataset(data);
-  std::unique_ptr<ffr::Reader> reader;
-  EXPECT_TRUE(OpenPixelCache(*d, o, ffr::ReaderOptions(), &reader).IsNotFound());
-
-  PixelCacheSummary resumed, clean;
-  ASSERT_TRUE(BuildPixelCache(*d, o, &resumed).ok());
-  EXPECT_GT(resumed.kept_shards, 0);
-  PixelCacheOptions fresh = o;
-  fresh.directory = dir / "clean";
-  ASSERT_TRUE(BuildPixelCache(*d, fresh, &clean).ok());
-  ASSERT_EQ(resumed.bytes, clean.bytes);
-  for (const auto& e : fs::directory_iterator(fresh.directory))
+// Every file of a cache directory but the lock: name -> bytes.
+std::map<std::string, std::string> CacheFiles(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".ffr" || e.path().filename() == "cache.yaml")
-      EXPECT_TRUE(testing::ReadFileToString(e.path()) ==
-                  testing::ReadFileToString(o.directory + "/" + e.path().filename().string()))
-          << e.path().filename();
+      files[e.path().filename().string()] = testing::ReadFileToString(e.path());
+  return files;
+}
+
+// A build killed (SIGKILL: no clean-up at all) at 30 moments spread (seeded)
+// over a clean build's duration: each time the cache opens as the clean
+// build byte for byte or is refused, and the next build resumes to the clean
+// bytes. CI runs 10 kills (about 5 s); FFYOLO_KILL_LOOPS=30 runs the full loop
+// (about 16 s).
+TEST(PixelCacheTest, ABuildKilledAtRandomMomentsLeavesARefusedOrCompleteCacheThatResumes) {
+  testing::ScratchDir dir("pixel_cache_killed");
+  const std::string data = PackedSyntheticDataset(16, 4);
+  const std::unique_ptr<Dataset> d = OpenDataset(data);
+  PixelCacheOptions clean = CacheOptions(dir / "clean");
+  clean.threads = 1;
+  clean.shard_bytes = 100 << 10;
+  PixelCacheSummary summary;
+  const auto begin = std::chrono::steady_clock::now();
+  ASSERT_TRUE(BuildPixelCache(*d, clean, &summary).ok());
+  const double clean_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ASSERT_GT(summary.built_shards, 3);
+  const auto want = CacheFiles(clean.directory);
+
+  const char* loops_env = std::getenv("FFYOLO_KILL_LOOPS");
+  const int loops = loops_env ? std::atoi(loops_env) : 10;
+  std::mt19937 rng(14);
+  std::uniform_real_distribution<double> moment(0, 1.1 * clean_seconds);
+  PixelCacheOptions o = clean;
+  o.directory = dir / "killed";
+  int refused = 0, complete = 0, kept = 0;
+  for (int k = 0; k < loops; ++k) {
+    const double delay = moment(rng);
+    SCOPED_TRACE("kill " + std::to_string(k) + " after " + std::to_string(delay) + " s");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      PixelCacheSummary s;
+      _exit(BuildPixelCache(*d, o, &s).ok() ? 0 : 1);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status)) {
+      ASSERT_EQ(WEXITSTATUS(status), 0);
+    }
+    std::unique_ptr<ffr::Reader> reader;
+    const Status open = OpenPixelCache(*d, o, ffr::ReaderOptions(), &reader);
+    if (open.ok()) {
+      ++complete;
+      EXPECT_EQ(CacheFiles(o.directory), want);
+    } else {
+      ++refused;
+      EXPECT_TRUE(open.IsNotFound()) << open.ToString();
+    }
+    PixelCacheSummary resumed;
+    ASSERT_TRUE(BuildPixelCache(*d, o, &resumed).ok());
+    kept += resumed.kept_shards > 0 && resumed.built_shards > 0 ? 1 : 0;
+    EXPECT_EQ(CacheFiles(o.directory), want);
+    fs::remove_all(o.directory);
+  }
+  std::printf("clean build %.3f s; %d kills: %d left a refused cache (%d resumed after kept shards), %d a complete one\n",
+              clean_seconds, loops, refused, kept, complete);
+  if (loops >= 10) {
+    EXPECT_GT(kept, 0) << "no kill landed between shards";
+  }
 }
 
 TEST(PixelCacheTest, BuildersTakeTurnsAndOnlyOneBuilds) {

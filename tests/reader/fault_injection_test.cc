@@ -44,7 +44,7 @@ TEST(FaultInjectionTest, ReadErrorNamesFile) {
   Sample s;
   Status st = r->Read(2, &buf, &s);
   EXPECT_TRUE(st.IsIOError()) << st.ToString();
-  EXPECT_NE(st.message().find(path), std::string::npos);
+  EXPECT_NE(st.message().find(path + " sample 2"), std::string::npos) << st.ToString();
 }
 
 TEST(FaultInjectionTest, FailedMapNamesFile) {

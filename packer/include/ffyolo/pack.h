@@ -13,6 +13,12 @@
 // `force`. An output that is, holds or lies inside an input (the source, the
 // data YAML) is refused even with `force`, which would delete the input. Every
 // write goes through `env`, where tests inject faults.
+//
+// Space: a pack whose images alone (as they are; unknown with max_size) do
+// not fit in the output file system's free space is refused before it writes
+// a shard, saying how much it needs; a disk that fills up mid-pack fails
+// naming the file, the shard's size and the space needed, and leaves an
+// unfinished pack that the same command resumes once there is room.
 #pragma once
 
 #include <cstdint>

@@ -36,8 +36,12 @@ const char* IoBackendName(IoBackend backend);
 
 struct ReaderOptions {
   // kAuto takes io_uring when the kernel allows it, else pread. kMmap must be
-  // asked for (and excludes direct_io); a shard must not shrink while it is
-  // mapped (the shards ffyolo writes are never modified).
+  // asked for (and excludes direct_io). A shard that shrinks while mapped
+  // (truncated or rewritten in place) does not crash the process (SIGBUS is
+  // caught for the mapped pages): its vanished pages read as zeros and every
+  // later read of that shard is a Corruption until it is reopened. Views
+  // handed out earlier are not copies: they show what the file holds now, so
+  // shards must not be modified while mapped (those ffyolo writes never are).
   IoBackend backend = IoBackend::kAuto;
   // O_DIRECT reads, bypassing the page cache (cold reads, benchmarks).
   bool direct_io = false;
