@@ -145,7 +145,7 @@ expect_error "$file" yolo-detect --weights /nope.pt --source "$images" --project
 expect_error "would replace" yolo-detect --weights /nope.pt --source "$images" --project "$src/images" \
   --name train2017 --exist-ok
 expect_error "$file" yolo-detect --weights "$file" --source "$images" --device cpu --project "$work/runs"
-expect_usage_error --batch-size yolo-detect --weights /nope.pt --source "$images" --batch-size 0
+expect_usage_error --batch yolo-detect --weights /nope.pt --source "$images" --batch-size 0
 
 # A read-only directory stops everyone but root.
 if [ "$(id -u)" -eq 0 ]; then

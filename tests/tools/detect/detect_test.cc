@@ -3,6 +3,7 @@
 // finds the objects of images it has not seen, and its --save-txt files say
 // exactly what the library detected.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -247,10 +248,26 @@ TEST(YoloDetectTest, TrainedModelFindsTheObjectsAndSaveTxtSaysWhatItFound) {
   o.img_size = 64;
   o.device = "cpu";
   o.save_img = false;
+  o.batch_size = 4;
   Collector collector;
   DetectSummary ds;
   ASSERT_TRUE(RunDetect(o, &collector, &ds).ok());
   ASSERT_EQ(collector.images.size(), 16u);
+  // detect.py's batches of one find the same boxes (the convolutions of a batch may round the
+  // confidences differently in the last bits).
+  o.batch_size = 1;
+  Collector one_by_one;
+  ASSERT_TRUE(RunDetect(o, &one_by_one, &ds).ok());
+  for (const auto& [path, image] : one_by_one.images) {
+    const std::vector<DetectBox>& batched = collector.images[path].boxes;
+    ASSERT_EQ(image.boxes.size(), batched.size()) << path;
+    for (size_t k = 0; k < batched.size(); ++k) {
+      EXPECT_EQ(image.boxes[k].cls, batched[k].cls) << path;
+      EXPECT_NEAR(image.boxes[k].conf, batched[k].conf, 1e-4) << path;
+      EXPECT_NEAR(image.boxes[k].x1, batched[k].x1, 1) << path;
+      EXPECT_NEAR(image.boxes[k].y2, batched[k].y2, 1) << path;
+    }
+  }
 
   int objects = 0, found = 0;
   for (const auto& [path, image] : collector.images) {
@@ -264,7 +281,7 @@ TEST(YoloDetectTest, TrainedModelFindsTheObjectsAndSaveTxtSaysWhatItFound) {
     EXPECT_NE(std::find_if(printed.begin(), printed.end(), [&](const std::string& l) { return l.rfind(head, 0) == 0; }),
               printed.end())
         << "no line starting '" << head << "'";
-    // --save-txt --save-conf: the batched tool wrote, line for line, what the library detected one by one.
+    // --save-txt --save-conf: the tool wrote, line for line, what the library detected.
     const fs::path txt = out / "labels" / (stem + ".txt");
     std::vector<std::string> want;
     for (auto it = image.boxes.rbegin(); it != image.boxes.rend(); ++it)
@@ -294,6 +311,28 @@ TEST(YoloDetectTest, TrainedModelFindsTheObjectsAndSaveTxtSaysWhatItFound) {
                                                                     std::string::npos;
                          }),
             printed.end());
+  // An undecodable file among good ones: named on stderr, the others still drawn, exit status 1.
+  const fs::path mixed = root / "mixed";
+  fs::create_directories(mixed);
+  const std::string good = fs::path(collector.images.begin()->first).filename().string();
+  fs::copy_file(images / good, mixed / good);
+  std::ofstream(mixed / "broken.jpg") << "\xff\xd8 not a JPEG";
+  const std::string mixed_log = (root / "mixed.log").string();
+  const std::string mixed_command = std::string(YOLO_DETECT) + " --weights " + weights + " --source " +
+                                    mixed.string() + " --img 64 --device cpu --project " +
+                                    (root / "detect").string() + " --name mixed > " + mixed_log + " 2>&1";
+  const int status = std::system(mixed_command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << mixed_command;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << std::ifstream(mixed_log).rdbuf();
+  const std::vector<std::string> mixed_lines = Lines(mixed_log);
+  EXPECT_NE(std::find_if(mixed_lines.begin(), mixed_lines.end(),
+                         [&](const std::string& l) {
+                           return l.rfind("yolo-detect: skipped: ", 0) == 0 && l.find("broken.jpg") != std::string::npos;
+                         }),
+            mixed_lines.end());
+  EXPECT_TRUE(fs::exists(root / "detect/mixed" / good));
+  EXPECT_FALSE(fs::exists(root / "detect/mixed/broken.jpg"));
+
   EXPECT_EQ(printed.back(), std::to_string(std::distance(fs::directory_iterator(out / "labels"),
                                                          fs::directory_iterator())) +
                                 " labels saved to " + out.string() + "/labels");
