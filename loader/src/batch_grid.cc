@@ -17,13 +17,27 @@ const char* kPalette[] = {"FF3838", "FF9D97", "FF701F", "FFB21D", "CFD231", "48F
                           "3DDB86", "1A9334", "00D4BB", "2C99A8", "00C2FF", "344593", "6473FF",
                           "0018EC", "8438FF", "520085", "CB38FF", "FF95C8", "FF37C7"};
 
+}  // namespace
+
 cv::Scalar ClassColor(int cls) {
   const char* hex = kPalette[cls % (sizeof(kPalette) / sizeof(kPalette[0]))];
   const int v = static_cast<int>(std::strtol(hex, nullptr, 16));
   return cv::Scalar(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff);  // BGR
 }
 
-}  // namespace
+void DrawBoxLabel(cv::Mat* image, cv::Point p1, cv::Point p2, const cv::Scalar& color, const std::string& label,
+                  int line_width, double font_scale) {
+  cv::rectangle(*image, p1, p2, color, line_width, cv::LINE_AA);
+  if (label.empty()) return;
+  const int thickness = std::max(line_width - 1, 1);
+  int baseline = 0;
+  const cv::Size ts = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, font_scale, thickness, &baseline);
+  const bool outside = p1.y - ts.height >= 3;
+  const cv::Point corner(p1.x + ts.width, outside ? p1.y - ts.height - 3 : p1.y + ts.height + 3);
+  cv::rectangle(*image, p1, corner, color, cv::FILLED, cv::LINE_AA);
+  cv::putText(*image, label, cv::Point(p1.x, outside ? p1.y - 2 : p1.y + ts.height + 2), cv::FONT_HERSHEY_SIMPLEX,
+              font_scale, cv::Scalar(255, 255, 255), thickness, cv::LINE_AA);
+}
 
 cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options) {
   const int n = std::min(batch.size, options.max_images);
@@ -57,15 +71,8 @@ cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options) {
     const double x0 = (i % cols) * w, y0 = (i / cols) * h;
     const cv::Point p1(static_cast<int>(x0 + (row[2] - row[4] / 2) * w), static_cast<int>(y0 + (row[3] - row[5] / 2) * h));
     const cv::Point p2(static_cast<int>(x0 + (row[2] + row[4] / 2) * w), static_cast<int>(y0 + (row[3] + row[5] / 2) * h));
-    const cv::Scalar color = ClassColor(cls);
-    cv::rectangle(grid, p1, p2, color, 2, cv::LINE_AA);
     const std::string label = cls < static_cast<int>(options.names.size()) ? options.names[cls] : std::to_string(cls);
-    int baseline = 0;
-    const cv::Size ts = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, 0.4, 1, &baseline);
-    const cv::Point tl(p1.x, std::max(p1.y - ts.height - 3, static_cast<int>(y0)));
-    cv::rectangle(grid, tl, cv::Point(tl.x + ts.width + 2, tl.y + ts.height + 3), color, cv::FILLED);
-    cv::putText(grid, label, cv::Point(tl.x + 1, tl.y + ts.height + 1), cv::FONT_HERSHEY_SIMPLEX, 0.4,
-                cv::Scalar(255, 255, 255), 1, cv::LINE_AA);
+    DrawBoxLabel(&grid, p1, p2, ClassColor(cls), label, /*line_width=*/2, /*font_scale=*/0.4);
   }
   return grid;
 }

@@ -32,14 +32,19 @@ cv::Rect ResizeSourceRegion(const cv::Rect& region, cv::Size src, cv::Size dst) 
   return cv::Rect(cv::Point(x0, y0), cv::Point(x1, y1));
 }
 
-LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup) {
+LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup, int auto_stride) {
   LetterboxPlan plan;
   plan.ratio = std::min(static_cast<double>(target_h) / h, static_cast<double>(target_w) / w);
   if (!scaleup) plan.ratio = std::min(plan.ratio, 1.0);
   plan.new_w = static_cast<int>(PyRound(w * plan.ratio));
   plan.new_h = static_cast<int>(PyRound(h * plan.ratio));
-  plan.dw = (target_w - plan.new_w) / 2.0;
-  plan.dh = (target_h - plan.new_h) / 2.0;
+  int pad_w = target_w - plan.new_w, pad_h = target_h - plan.new_h;
+  if (auto_stride > 0) {  // np.mod: the paddings are >= 0 here, so % agrees
+    pad_w %= auto_stride;
+    pad_h %= auto_stride;
+  }
+  plan.dw = pad_w / 2.0;
+  plan.dh = pad_h / 2.0;
   plan.top = static_cast<int>(PyRound(plan.dh - 0.1));
   plan.bottom = static_cast<int>(PyRound(plan.dh + 0.1));
   plan.left = static_cast<int>(PyRound(plan.dw - 0.1));

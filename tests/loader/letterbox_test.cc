@@ -114,6 +114,20 @@ TEST(PlanLetterboxTest, BankersRoundingOfTheNewSize) {
   ExpectPlan(PlanLetterbox(4, 7, 2, 10, true), 0.5, 2, 4, 3, 3, 0, 0, 0, 3);
 }
 
+TEST(PlanLetterboxTest, AutoKeepsOnlyThePaddingToTheStride) {
+  // detect.py's LoadImages (auto=True, stride 32): Ultralytics' zidane.jpg, 1280 x 720 -> 640 x 360,
+  // 280 rows of padding mod 32 = 24: a 640 x 384 input.
+  ExpectPlan(PlanLetterbox(1280, 720, 640, 640, true, 32), 0.5, 640, 360, 12, 12, 0, 0, 0, 12);
+  // bus.jpg, 810 x 1080: r = 640 / 1080, 480 columns, 160 mod 32 = 0: no padding at all.
+  ExpectPlan(PlanLetterbox(810, 1080, 640, 640, true, 32), 640.0 / 1080, 480, 640, 0, 0, 0, 0, 0, 0);
+  // 213 rows mod 32 = 21: dh = 10.5, the odd row at the bottom, 448 rows in all.
+  ExpectPlan(PlanLetterbox(640, 427, 640, 640, true, 32), 1, 640, 427, 10, 11, 0, 0, 0, 10.5);
+  // Upscaled 100 x 50 -> 640 x 320 (r = 6.4); 320 mod 64 = 0.
+  ExpectPlan(PlanLetterbox(100, 50, 640, 640, true, 64), 6.4, 640, 320, 0, 0, 0, 0, 0, 0);
+  // auto_stride 0 is auto=False: the full square.
+  ExpectPlan(PlanLetterbox(1280, 720, 640, 640, true, 0), 0.5, 640, 360, 140, 140, 0, 0, 0, 140);
+}
+
 cv::Mat RandomImage(int w, int h, uint64_t seed) {
   cv::Mat img(h, w, CV_8UC3);
   cv::RNG rng(seed);

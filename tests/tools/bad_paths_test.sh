@@ -15,7 +15,7 @@ fail() {
   failures=$((failures + 1))
 }
 
-# Whether this build has TOOL (yolo-train and yolo-val need LibTorch).
+# Whether this build has TOOL (yolo-train, yolo-val and yolo-detect need LibTorch).
 has() {
   [ -x "$bin/$1" ] && return 0
   echo "skip: $1 is not built"
@@ -133,6 +133,20 @@ expect_error /nope.json yolo-val --data "$ffr" --predictions /nope.json
 expect_error "$nope" yolo-val --data "$ffr" --weights /nope.pt --project "$nope"
 expect_error "$file" yolo-val --data "$ffr" --weights /nope.pt --project "$file"
 
+images=$src/images/train2017
+expect_error /nope.pt yolo-detect --weights /nope.pt --source "$images" --device cpu --project "$work/runs"
+expect_error /nope/images yolo-detect --weights /nope.pt --source /nope/images --project "$work/runs"
+echo /nope.jpg >"$work/list.txt"
+expect_error /nope.jpg yolo-detect --weights /nope.pt --source "$work/list.txt" --project "$work/runs"
+expect_error "No images" yolo-detect --weights /nope.pt --source "$work/runs" --project "$work/runs"
+expect_error "$nope" yolo-detect --weights /nope.pt --source "$images" --project "$nope"
+expect_error "$file" yolo-detect --weights /nope.pt --source "$images" --project "$file"
+# Drawn copies written next to the images they are drawn from would replace them.
+expect_error "would replace" yolo-detect --weights /nope.pt --source "$images" --project "$src/images" \
+  --name train2017 --exist-ok
+expect_error "$file" yolo-detect --weights "$file" --source "$images" --device cpu --project "$work/runs"
+expect_usage_error --batch yolo-detect --weights /nope.pt --source "$images" --batch-size 0
+
 # A read-only directory stops everyone but root.
 if [ "$(id -u)" -eq 0 ]; then
   echo "skip: read-only directories: running as root, which writes into them anyway"
@@ -144,6 +158,7 @@ else
   expect_error "$ro" yolo-ffr extract "$ffr" 0 -o "$ro/out"
   expect_error "$ro" yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$ro"
   expect_error "$ro" yolo-train --data "$ffr" --device cpu --project "$ro"
+  expect_error "$ro" yolo-detect --weights /nope.pt --source "$images" --project "$ro"
   chmod 755 "$ro"
 fi
 

@@ -33,6 +33,17 @@ int64_t ReadInt(torch::serialize::InputArchive& a, const std::string& key, int64
   return a.try_read(key, v) && v.isInt() ? v.toInt() : fallback;
 }
 
+// A list of strings (class names); anything else reads as none.
+std::vector<std::string> StringList(const c10::IValue& v) {
+  std::vector<std::string> out;
+  if (!v.isList()) return out;
+  for (const c10::IValue& e : v.toListRef()) {
+    if (!e.isString()) return {};
+    out.push_back(e.toStringRef());
+  }
+  return out;
+}
+
 double ReadDouble(torch::serialize::InputArchive& a, const std::string& key, double fallback) {
   c10::IValue v;
   return a.try_read(key, v) && v.isDouble() ? v.toDouble() : fallback;
@@ -93,6 +104,7 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   info->scale_growth_tracker = ReadInt(archive_, "scale_growth_tracker", 0);
   info->model_yaml = ReadString(archive_, "model_yaml");
   info->nc = ReadInt(archive_, "nc", 0);
+  if (c10::IValue names; archive_.try_read("names", names)) info->names = StringList(names);
   info->opt_yaml = ReadString(archive_, "opt");
   info->hyp_yaml = ReadString(archive_, "hyp");
   info->date = ReadString(archive_, "date");
@@ -130,6 +142,7 @@ ffr::Status WeightsFile::OpenImported(const std::string& path, const std::string
   *info = CheckpointInfo();  // epoch -1: nothing to resume
   info->model_yaml = get("model_yaml").toStringRef();
   info->nc = get("nc").toInt();
+  info->names = StringList(get("names"));
   return ffr::Status::OK();
 }
 
@@ -169,6 +182,7 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
     archive.write("scale_growth_tracker", c10::IValue(info.scale_growth_tracker));
     archive.write("model_yaml", c10::IValue(info.model_yaml));
     archive.write("nc", c10::IValue(info.nc));
+    if (!info.names.empty()) archive.write("names", c10::IValue(c10::List<std::string>(info.names)));
     archive.write("opt", c10::IValue(info.opt_yaml));
     archive.write("hyp", c10::IValue(info.hyp_yaml));
     archive.write("date", c10::IValue(info.date));

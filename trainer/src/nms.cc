@@ -273,6 +273,13 @@ std::vector<at::Tensor> NonMaxSuppression(const at::Tensor& prediction, const Nm
       cls = cls.index_select(0, row);
       score = best.index_select(0, row);
     }
+    if (!options.classes.empty()) {  // before the kNmsMaxBoxes cut, as v7.0 filters
+      const at::Tensor wanted = at::tensor(options.classes, cls.options());
+      const at::Tensor kept = (cls.unsqueeze(1) == wanted.unsqueeze(0)).any(1).nonzero().squeeze(1);
+      row = row.index_select(0, kept);
+      cls = cls.index_select(0, kept);
+      score = score.index_select(0, kept);
+    }
     if (row.size(0) == 0) continue;
 
     const at::Tensor by_conf = BestByScore(score, kNmsMaxBoxes);

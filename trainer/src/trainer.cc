@@ -429,6 +429,7 @@ Status Trainer::State::SaveCheckpoint(const std::string& path, int64_t epoch, in
   CheckpointInfo info;
   info.model_yaml = model_yaml;
   info.nc = nc;
+  info.names = dataset->manifest().names;
   info.opt_yaml = opt.ToYaml();
   info.hyp_yaml = hyp.ToYaml();
   info.epoch = epoch;

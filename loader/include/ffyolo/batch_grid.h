@@ -21,6 +21,16 @@ struct GridOptions {
   std::vector<std::string> names;  // class index -> label (indices are printed when absent)
 };
 
+// Ultralytics' palette colour (BGR) of class `cls`: utils/plots.py colors(cls, bgr=True).
+cv::Scalar ClassColor(int cls);
+
+// Annotator.box_label's cv2 drawing on a BGR image: a box p1-p2 of `line_width`
+// and, unless `label` is empty, the label in white on a filled box of `color`
+// above p1 (inside the box when there is no room above). Text of `font_scale`
+// and thickness max(line_width - 1, 1); v7.0 uses line_width / 3.
+void DrawBoxLabel(cv::Mat* image, cv::Point p1, cv::Point p2, const cv::Scalar& color, const std::string& label,
+                  int line_width, double font_scale);
+
 // A BGR image of the batch's images in a near-square grid, boxes drawn in a
 // colour per class with the class name, each image's index in the corner.
 cv::Mat RenderBatchGrid(const Batch& batch, const GridOptions& options);

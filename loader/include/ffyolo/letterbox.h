@@ -20,14 +20,17 @@ int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size);
 // halving) reads to compute dst's `region`, with a pixel of margin for rounding.
 cv::Rect ResizeSourceRegion(const cv::Rect& region, cv::Size src, cv::Size dst);
 
-// What letterbox(im, new_shape, auto=False, scaleup) does to a w x h image.
+// What letterbox(im, new_shape, auto, scaleup, stride) does to a w x h image.
 struct LetterboxPlan {
   double ratio = 1;          // r
   int new_w = 0, new_h = 0;  // round(w * r), round(h * r) (banker's rounding)
   int top = 0, bottom = 0, left = 0, right = 0;
   double dw = 0, dh = 0;     // half paddings, as YOLOv5 returns them
 };
-LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup);
+// auto_stride > 0 is letterbox's auto=True with that stride (detect.py's
+// LoadImages): only the padding to the next multiple of the stride is kept,
+// so the result is at most target_w x target_h and no longer square.
+LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scaleup, int auto_stride = 0);
 
 // Writes the letterboxed `src` into `dst`, which must be target_h x target_w
 // CV_8UC3 (it may be a view into a larger buffer): resize (INTER_LINEAR) when

@@ -191,6 +191,12 @@ std::vector<Detection> ReferenceNonMaxSuppression(const std::vector<Row>& rows,
       if (conf[best] > conf_thres) cands.push_back({r.box, conf[best], static_cast<int>(best)});
     }
   }
+  if (!o.classes.empty()) {  // --classes: a filter on the candidates
+    std::vector<Detection> wanted;
+    for (const Detection& d : cands)
+      if (std::find(o.classes.begin(), o.classes.end(), d.cls) != o.classes.end()) wanted.push_back(d);
+    cands = wanted;
+  }
   std::vector<Xyxy> boxes;
   std::vector<float> scores;
   std::vector<int> classes;
@@ -256,6 +262,25 @@ TEST(NonMaxSuppressionTest, MatchesReferenceOnRandomPredictions) {
         EXPECT_EQ(ToDetections(out[i]), want)
             << "image " << i << " multi_label " << multi_label << " agnostic " << agnostic;
       }
+    }
+  }
+}
+
+TEST(NonMaxSuppressionTest, ClassesFilterMatchesReference) {
+  std::mt19937 rng(7);
+  const auto images = RandomImages(&rng, 2, 400, 5, 150);
+  const at::Tensor prediction = Prediction(images);
+  for (bool multi_label : {false, true}) {
+    NmsOptions o;
+    o.conf_thres = 0.1;
+    o.multi_label = multi_label;
+    o.classes = {1, 3};
+    const std::vector<at::Tensor> out = NonMaxSuppression(prediction, o);
+    for (size_t i = 0; i < images.size(); ++i) {
+      const std::vector<Detection> got = ToDetections(out[i]);
+      ASSERT_GT(got.size(), 10u);
+      for (const Detection& d : got) EXPECT_TRUE(d.cls == 1 || d.cls == 3) << d;
+      EXPECT_EQ(got, ReferenceNonMaxSuppression(images[i], o)) << "image " << i << " multi_label " << multi_label;
     }
   }
 }

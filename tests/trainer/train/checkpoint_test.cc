@@ -101,6 +101,7 @@ TEST(CheckpointTest, RoundTripRestoresEverything) {
   info.ema_updates = ema.updates();
   info.model_yaml = kTinyYaml;
   info.nc = 3;
+  info.names = {"circle", "red square", "tri"};  // yolo-detect's labels
   info.opt_yaml = "epochs: 10\n";
   info.hyp_yaml = "lr0: 0.01\n";
   const std::string path = dir / "last.pt";
@@ -114,6 +115,7 @@ TEST(CheckpointTest, RoundTripRestoresEverything) {
   EXPECT_DOUBLE_EQ(back.best_fitness, 0.25);
   EXPECT_EQ(back.ema_updates, 1);
   EXPECT_EQ(back.opt_yaml, "epochs: 10\n");
+  EXPECT_EQ(back.names, info.names);
 
   auto model2 = Tiny();
   auto ema2 = Tiny();

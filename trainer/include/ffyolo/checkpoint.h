@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ffr/env.h"
 #include "ffr/status.h"
@@ -31,6 +32,7 @@ struct CheckpointInfo {
   int64_t scale_growth_tracker = 0;
   std::string model_yaml;   // the model config, to rebuild the network
   int64_t nc = 0;
+  std::vector<std::string> names;  // class index -> name (the dataset's); empty in older checkpoints
   std::string opt_yaml;     // the run's options
   std::string hyp_yaml;     // its hyperparameters
   std::string date;

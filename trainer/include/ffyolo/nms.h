@@ -25,6 +25,7 @@ struct NmsOptions {
   bool agnostic = false;     // one class offset for all classes
   bool multi_label = false;  // a row per (box, class) above conf_thres; ignored when nc == 1
   int64_t max_det = 300;
+  std::vector<int64_t> classes;  // --classes: keep only these (empty: all)
 };
 
 // Per-class boxes are shifted apart by cls * kNmsMaxWh so one Nms call never

@@ -29,7 +29,8 @@ struct ValidatorOptions {
   int workers = 4;
   bool pixel_cache = false;   // read the split's validation pixel cache (LoaderOptions::pixel_cache)
   ffr::ReaderOptions reader;  // how the loader reads
-  NmsOptions nms{/*conf_thres=*/0.001, /*iou_thres=*/0.6, /*agnostic=*/false, /*multi_label=*/true, /*max_det=*/300};
+  NmsOptions nms{/*conf_thres=*/0.001, /*iou_thres=*/0.6, /*agnostic=*/false, /*multi_label=*/true, /*max_det=*/300,
+                 /*classes=*/{}};
   // Batch images: progress callback (done, total) after each batch.
   std::function<void(int64_t, int64_t)> on_progress;
 };

@@ -1,0 +1,293 @@
+// yolo-detect: the source listing, label format and letterbox geometry as
+// detect.py v7.0 has them, and the tool end to end on a checkpoint trained here:
+// its --save-txt files say exactly what the library detected.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <torch/torch.h>
+
+#include "ffyolo/box_ops.h"
+#include "ffyolo/detect_run.h"
+#include "ffyolo/letterbox.h"
+#include "ffyolo/pack.h"
+#include "ffyolo/synthetic.h"
+#include "ffyolo/train.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path Scratch(const std::string& name) {
+  const fs::path dir = fs::path(FFYOLO_BINARY_DIR) / "test_scratch" / (name + "." + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void Touch(const fs::path& p) { std::ofstream(p) << "x"; }
+
+std::vector<std::string> Lines(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(DetectSourceTest, DirectoriesListImagesSortedThenVideos) {
+  const fs::path dir = Scratch("detect_source");
+  for (const char* name : {"b.jpg", "a.PNG", "c.mp4", "notes.txt", ".hidden.jpg", "noext", "z.webp"})
+    Touch(dir / name);
+  fs::create_directories(dir / "sub.jpg");  // glob('*.*') lists it too (and reading it fails later)
+  std::vector<std::string> files;
+  ASSERT_TRUE(ListDetectSource(dir.string(), &files).ok());
+  const std::string d = fs::canonical(dir).string() + "/";
+  EXPECT_EQ(files, (std::vector<std::string>{d + "a.PNG", d + "b.jpg", d + "sub.jpg", d + "z.webp", d + "c.mp4"}));
+
+  // A .txt names paths (whitespace-separated, sorted), each then listed as a source of its own.
+  std::ofstream(dir / "list.txt") << d + "z.webp\n" + d + "b.jpg  " + d + "notes.txt\n";
+  ASSERT_TRUE(ListDetectSource((dir / "list.txt").string(), &files).ok());
+  EXPECT_EQ(files, (std::vector<std::string>{d + "b.jpg", d + "z.webp"}));
+
+  ASSERT_TRUE(ListDetectSource((dir / "b.jpg").string(), &files).ok());
+  EXPECT_EQ(files, std::vector<std::string>{d + "b.jpg"});
+}
+
+TEST(DetectSourceTest, MissingAndEmptySourcesAreReported) {
+  const fs::path dir = Scratch("detect_source_bad");
+  std::vector<std::string> files;
+  ffr::Status s = ListDetectSource((dir / "nope").string(), &files);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find("nope does not exist"), std::string::npos) << s.ToString();
+
+  std::ofstream(dir / "list.txt") << (dir / "gone.jpg").string() << "\n";
+  s = ListDetectSource((dir / "list.txt").string(), &files);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find("gone.jpg does not exist (listed in "), std::string::npos) << s.ToString();
+
+  Touch(dir / "readme.md");
+  s = ListDetectSource(dir.string(), &files);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("No images or videos found in"), std::string::npos) << s.ToString();
+}
+
+TEST(DetectLabelLineTest, FormatsAsDetectPyInFloat32) {
+  DetectBox b{10, 20, 110, 70, 0.5f, 1};
+  EXPECT_EQ(DetectLabelLine(b, 200, 100, false), "1 0.3 0.45 0.5 0.5");
+  EXPECT_EQ(DetectLabelLine(b, 200, 100, true), "1 0.3 0.45 0.5 0.5 0.5");
+  // '%g': six significant digits of the float32 quotient (1 / 3 in float32 is 0.3333333432...).
+  DetectBox third{0, 0, 1, 2, 0.87654321f, 12};
+  EXPECT_EQ(DetectLabelLine(third, 3, 3, true), "12 0.166667 0.333333 0.333333 0.666667 0.876543");
+  // Whole-image box on an odd size.
+  DetectBox whole{0, 0, 641, 427, 0.25f, 0};
+  EXPECT_EQ(DetectLabelLine(whole, 641, 427, false), "0 0.5 0.5 1 1");
+}
+
+// The letterbox and scale-back geometry against v7.0's own letterbox() and scale_boxes() (the reference
+// environment's yolov5 package, made by scripts/reference-venv.sh; skipped when absent).
+TEST(DetectGeometryTest, LetterboxAndScaleBoxesMatchUltralytics) {
+  const char* venv = std::getenv("REF_VENV");
+  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
+  if (access(python.c_str(), X_OK) != 0)
+    GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run scripts/reference-venv.sh";
+  const fs::path dir = Scratch("detect_geometry");
+  std::ofstream(dir / "oracle.py") << R"(import random, sys
+import numpy as np, torch
+from yolov5.utils.augmentations import letterbox
+from yolov5.utils.general import scale_boxes
+random.seed(1)
+for k in range(300):
+    w, h = random.randint(1, 1500), random.randint(1, 1500)
+    img, stride = random.choice([64, 96, 320, 640]), random.choice([32, 64])
+    im, _, _ = letterbox(np.zeros((h, w, 3), np.uint8), img, stride=stride, auto=True)
+    H, W = im.shape[:2]
+    box = torch.tensor([[0.1 * W, 0.2 * H, 0.7 * W, 0.9 * H]], dtype=torch.float32)
+    b = scale_boxes((H, W), box, (h, w)).round()[0].tolist()
+    print(w, h, img, stride, H, W, *b)
+)";
+  const std::string out = (dir / "oracle.txt").string();
+  ASSERT_EQ(std::system((python + " " + (dir / "oracle.py").string() + " > " + out).c_str()), 0);
+  int cases = 0;
+  for (const std::string& line : Lines(out)) {
+    std::istringstream in(line);
+    int w, h, img, stride, want_h, want_w;
+    float box[4];
+    in >> w >> h >> img >> stride >> want_h >> want_w >> box[0] >> box[1] >> box[2] >> box[3];
+    ASSERT_TRUE(in) << line;
+    const LetterboxPlan p = PlanLetterbox(w, h, img, img, /*scaleup=*/true, stride);
+    const int got_h = p.top + p.new_h + p.bottom, got_w = p.left + p.new_w + p.right;
+    ASSERT_EQ(got_h, want_h) << line;
+    ASSERT_EQ(got_w, want_w) << line;
+    // Python's products in double, then float32, as torch.tensor(..., dtype=float32) takes them.
+    const at::Tensor in_box = torch::tensor({static_cast<float>(0.1 * got_w), static_cast<float>(0.2 * got_h),
+                                             static_cast<float>(0.7 * got_w), static_cast<float>(0.9 * got_h)})
+                                  .view({1, 4});
+    const at::Tensor got = ScaleBoxes(got_h, got_w, in_box, h, w).round();
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got[0][i].item<float>(), box[i]) << line << " coordinate " << i;
+    ++cases;
+  }
+  EXPECT_EQ(cases, 300);
+}
+
+// A YOLO label line, or a detection line with its confidence.
+struct LabelBox {
+  int cls = 0;
+  double cx = 0, cy = 0, w = 0, h = 0, conf = -1;
+};
+
+std::vector<LabelBox> ReadLabels(const fs::path& path, bool with_conf) {
+  std::vector<LabelBox> boxes;
+  for (const std::string& line : Lines(path)) {
+    std::istringstream in(line);
+    double cls = -1;
+    LabelBox b;
+    in >> cls >> b.cx >> b.cy >> b.w >> b.h;
+    if (with_conf) in >> b.conf;
+    std::string rest;
+    EXPECT_TRUE(in && !(in >> rest)) << path << ": '" << line << "' does not parse";
+    EXPECT_EQ(cls, std::floor(cls)) << line;
+    b.cls = static_cast<int>(cls);
+    boxes.push_back(b);
+  }
+  return boxes;
+}
+
+class Collector : public DetectObserver {
+ public:
+  std::map<std::string, DetectedImage> images;
+  void OnImage(const DetectedImage& image) override { images[image.path] = image; }
+};
+
+// The whole tool on a checkpoint trained here for one epoch (one test, so that ctest's per-test
+// processes train once). One epoch teaches the model nothing (its confidences stay below 0.01), so
+// --conf-thres is low: this checks what the tool writes and prints, not how well the model detects.
+TEST(YoloDetectTest, SaveTxtAndPrintedLinesSayWhatItFound) {
+  const fs::path root = Scratch("yolo_detect");
+  SyntheticOptions so;
+  so.output_dir = (root / "src").string();
+  so.yolo_layout = true;
+  so.train_images = 16;
+  so.val_images = 16;
+  so.num_classes = 2;
+  so.min_size = 48;  // varied sizes: letterboxed shapes from 64 x 32 to 64 x 64
+  so.max_size = 96;
+  so.max_objects = 1;
+  so.min_object_fraction = 0.4;
+  so.max_object_fraction = 0.7;
+  so.background_fraction = 0;
+  so.seed = 3;
+  SyntheticSummary ss;
+  ASSERT_TRUE(GenerateSyntheticCoco(so, &ss).ok());
+  PackOptions po;
+  po.source = so.output_dir;
+  po.output = (root / "data.ffr").string();
+  PackSummary ps;
+  ASSERT_TRUE(Pack(po, &ps).ok());
+
+  TrainOptions to;
+  to.data = po.output;
+  to.cfg = "yolov5n";
+  to.img_size = 64;
+  to.batch_size = 8;
+  to.epochs = 1;
+  to.workers = 2;
+  to.threads = 2;
+  to.device = "cpu";
+  to.noval = true;
+  to.project = (root / "runs").string();
+  TrainSummary summary;
+  const ffr::Status trained = Train(to, nullptr, &summary);
+  ASSERT_TRUE(trained.ok()) << trained.ToString();
+  const std::string weights = summary.save_dir + "/weights/last.pt";
+
+  // Images it has not seen, in batches of up to 4 consecutive images of the same letterboxed shape.
+  const fs::path images = root / "src/images/val2017";
+  const std::string log = (root / "detect.log").string();
+  const std::string command = std::string(YOLO_DETECT) + " --weights " + weights + " --source " + images.string() +
+                              " --img 64 --device cpu --batch-size 4 --conf-thres 0.0001 --save-txt --save-conf --project " +
+                              (root / "detect").string() + " > " + log + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command << "\n" << std::ifstream(log).rdbuf();
+  const fs::path out = root / "detect/exp";
+  const std::vector<std::string> printed = Lines(log);
+
+  DetectRunOptions o;
+  o.weights = weights;
+  o.source = images.string();
+  o.save_dir = (root / "library").string();
+  fs::create_directories(o.save_dir);
+  o.img_size = 64;
+  o.device = "cpu";
+  o.save_img = false;
+  o.conf_thres = 0.0001;
+  o.batch_size = 4;
+  Collector collector;
+  DetectSummary ds;
+  ASSERT_TRUE(RunDetect(o, &collector, &ds).ok());
+  ASSERT_EQ(collector.images.size(), 16u);
+  int with_boxes = 0;
+  for (const auto& [path, image] : collector.images) {
+    const std::string stem = fs::path(path).stem().string();
+    EXPECT_TRUE(fs::exists(out / (stem + ".jpg"))) << stem << ": no drawn copy";
+    // The tool's printed line for it, as detect.py prints: "image i/16 PATH: HxW ...ms".
+    EXPECT_EQ(std::max(image.input_h, image.input_w), 64);
+    EXPECT_EQ(image.input_h % 32 + image.input_w % 32, 0);
+    const std::string head = "image " + std::to_string(image.index) + "/16 " + path + ": " +
+                             std::to_string(image.input_h) + "x" + std::to_string(image.input_w) + " ";
+    EXPECT_NE(std::find_if(printed.begin(), printed.end(), [&](const std::string& l) { return l.rfind(head, 0) == 0; }),
+              printed.end())
+        << "no line starting '" << head << "'";
+    // --save-txt --save-conf: the tool wrote, line for line, what the library detected.
+    const fs::path txt = out / "labels" / (stem + ".txt");
+    std::vector<std::string> want;
+    for (auto it = image.boxes.rbegin(); it != image.boxes.rend(); ++it)
+      want.push_back(DetectLabelLine(*it, image.width, image.height, true));
+    EXPECT_EQ(fs::exists(txt) ? Lines(txt) : std::vector<std::string>{}, want) << txt;
+    const std::vector<LabelBox> dets = fs::exists(txt) ? ReadLabels(txt, true) : std::vector<LabelBox>{};
+    for (size_t k = 1; k < dets.size(); ++k) EXPECT_LE(dets[k - 1].conf, dets[k].conf) << txt << ": reversed(det)";
+
+    with_boxes += !dets.empty();
+    for (const LabelBox& d : dets) {
+      EXPECT_TRUE(d.cls == 0 || d.cls == 1) << txt;
+      EXPECT_GT(d.conf, 0.0001) << txt;
+      for (double v : {d.cx, d.cy, d.w, d.h}) EXPECT_TRUE(v >= 0 && v <= 1) << txt << ": not normalized";
+    }
+  }
+  EXPECT_GT(with_boxes, 0) << "nothing detected at all: the format checks above checked nothing";
+  // An undecodable file among good ones: named on stderr, the others still drawn, exit status 1.
+  const fs::path mixed = root / "mixed";
+  fs::create_directories(mixed);
+  const std::string good = fs::path(collector.images.begin()->first).filename().string();
+  fs::copy_file(images / good, mixed / good);
+  std::ofstream(mixed / "broken.jpg") << "\xff\xd8 not a JPEG";
+  const std::string mixed_log = (root / "mixed.log").string();
+  const std::string mixed_command = std::string(YOLO_DETECT) + " --weights " + weights + " --source " +
+                                    mixed.string() + " --img 64 --device cpu --project " +
+                                    (root / "detect").string() + " --name mixed > " + mixed_log + " 2>&1";
+  const int status = std::system(mixed_command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << mixed_command;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << std::ifstream(mixed_log).rdbuf();
+  const std::vector<std::string> mixed_lines = Lines(mixed_log);
+  EXPECT_NE(std::find_if(mixed_lines.begin(), mixed_lines.end(),
+                         [&](const std::string& l) {
+                           return l.rfind("yolo-detect: skipped: ", 0) == 0 && l.find("broken.jpg") != std::string::npos;
+                         }),
+            mixed_lines.end());
+  EXPECT_TRUE(fs::exists(root / "detect/mixed" / good));
+  EXPECT_FALSE(fs::exists(root / "detect/mixed/broken.jpg"));
+
+  EXPECT_EQ(printed.back(), std::to_string(std::distance(fs::directory_iterator(out / "labels"),
+                                                         fs::directory_iterator())) +
+                                " labels saved to " + out.string() + "/labels");
+}
+
+}  // namespace
+}  // namespace ffyolo
