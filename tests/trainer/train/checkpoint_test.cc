@@ -185,7 +185,8 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
 }
 
 // last.pt rewritten in a loop by a process killed (SIGKILL) at 30 moments
-// (seeded, 0-150 ms: each save takes a few ms, so they land all over a save):
+// (seeded, spread over four saves' time as measured here, counted from when
+// the child starts saving, so that a loaded machine moves them all alike):
 // each time, what is left loads whole, as one of the versions written.
 TEST(CheckpointTest, AKilledSaveLeavesTheLastWholeCheckpoint) {
   testing::ScratchDir dir("killed_save");
@@ -195,28 +196,39 @@ TEST(CheckpointTest, AKilledSaveLeavesTheLastWholeCheckpoint) {
   info.model_yaml = kTinyYaml;
   info.nc = 3;
   info.epoch = 0;
+  const auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(SaveCheckpoint(path, info, *model, model.get(), nullptr).ok());
+  const int64_t save_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   int64_t latest = 0;  // the newest version seen: the children did save
   std::mt19937 rng(14);
   for (int k = 0; k < 30; ++k) {
-    const int delay_ms = 1 + static_cast<int>(rng() % 150);
+    const int64_t delay_us = static_cast<int64_t>(rng() % static_cast<uint64_t>(4 * save_us + 1));
+    int started[2];
+    ASSERT_EQ(pipe(started), 0);
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      close(started[0]);
+      if (write(started[1], "s", 1) != 1) _exit(1);
       for (int64_t epoch = 1;; ++epoch) {
         CheckpointInfo next = info;
         next.epoch = epoch;
         if (!SaveCheckpoint(path, next, *model, model.get(), nullptr).ok()) _exit(1);
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    close(started[1]);
+    char byte = 0;
+    ASSERT_EQ(read(started[0], &byte, 1), 1);
+    close(started[0]);
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status)) << "the saving process ended by itself";
     CheckpointInfo left;
     const ffr::Status s = ReadCheckpointInfo(path, &left);
-    EXPECT_TRUE(s.ok()) << "killed after " << delay_ms << " ms: " << s.ToString();
+    EXPECT_TRUE(s.ok()) << "killed after " << delay_us << " us: " << s.ToString();
     EXPECT_GE(left.epoch, 0);
     latest = std::max(latest, left.epoch);
     std::shared_ptr<YoloModel> loaded;
