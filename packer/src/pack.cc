@@ -279,7 +279,13 @@ Status SplitPacker::Run(SplitInfo* result) {
   summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
 
   std::vector<uint64_t> sizes;
-  for (const SourceImage& im : split_.images) sizes.push_back(FileSizeOrZero(im.path));
+  size_t boxes = 0, eval_boxes = 0;
+  for (const SourceImage& im : split_.images) {
+    sizes.push_back(FileSizeOrZero(im.path));
+    boxes += im.info.boxes.size();
+    eval_boxes += im.eval_boxes.size();
+  }
+  index_.Reserve(split_.images.size(), boxes, eval_boxes);
   const std::vector<size_t> starts = PlanShards(sizes, opt_);
 
   std::future<Status> writing;
