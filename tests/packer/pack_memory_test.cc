@@ -3,7 +3,7 @@
 // split's metadata (source listing, label index), so with small shards the peak of
 // a 20,000-image pack may exceed a 2,000-image pack's only by that metadata. A pack
 // that kept each image's bytes (or record) would add at least their size per image,
-// which the budget below is well under.
+// which the budget below is under.
 //
 // The peak comes from wait4()'s rusage of the yolo-pack child alone (ru_maxrss,
 // what getrusage(RUSAGE_CHILDREN) reports after that one child). The datasets are
@@ -51,7 +51,7 @@ ChildResult Run(const std::string& program, const std::vector<std::string>& args
   return result;
 }
 
-// Generates `images` 64x48 images (about 3.4 KB each, 4.5 boxes on average) and packs
+// Generates `images` 64x48 images (records of about 2.1 KB, 4.5 boxes on average) and packs
 // them into 1 MB shards; returns the pack's peak RSS in KB.
 long PackPeakKb(const ScratchDir& dir, int images) {
   const std::string name = std::to_string(images);
@@ -75,8 +75,9 @@ TEST(PackMemoryTest, PeakRssIsFlatFrom2000To20000Images) {
   // The metadata of one image (path, name and boxes in the source listing and the
   // label index, and what scanning the COCO JSON holds for a moment) came to 1.8 KB
   // per image here (docs/bench.md); 2.5 KB leaves room for allocator noise and
-  // still fails a pack that keeps any 0.7 KB per image more, such as the 3.4 KB of
-  // each image's bytes.
+  // still fails a pack that keeps 1 KB per image more: keeping the first 1,000
+  // bytes of each record measured +2.8 KB per image, keeping whole records (2.1 KB
+  // each) +3.9 KB.
   constexpr long kBudgetBytesPerImage = 2560;
   const long allowed_kb = (20000 - 2000) * kBudgetBytesPerImage / 1024;
   EXPECT_LE(large - small, allowed_kb) << "peak RSS " << small << " KB for 2,000 images, " << large
