@@ -230,8 +230,12 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   options.sample_alignment = opt_.align;
   options.env = opt_.env;
   FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w));
-  for (const Prepared& p : prepared)
+  // Each record is freed once written: the next shard is being prepared meanwhile,
+  // and the two together are what bounds packing memory.
+  for (Prepared& p : prepared) {
     if (p.status.ok()) FFR_RETURN_IF_ERROR(w->Append(p.record.data(), p.record.size()));
+    std::string().swap(p.record);
+  }
   FFR_RETURN_IF_ERROR(w->Finish());
   written->bytes = w->bytes();
   return Status::OK();
