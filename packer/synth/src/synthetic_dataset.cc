@@ -28,7 +28,7 @@ constexpr int kMaxImageSide = 16384;
 constexpr int kMaxObjectsPerImage = 1000;
 
 // COCO train2017's image sizes as coco128 samples them (its 128 images, the first of train2017 by
-// file name): {width, height, images}. 640x480 is the most common, 92% have a 640-pixel side, and
+// file name): {width, height, images}. 640x480 is the most common, 86% have a 640-pixel side, and
 // the mean is 280,623 pixels per image.
 struct CocoSize {
   int width, height, count;

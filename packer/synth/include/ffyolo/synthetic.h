@@ -44,7 +44,7 @@ struct SyntheticOptions {
   int min_size = 256;
   int max_size = 640;
   // Instead: each image's size drawn from COCO train2017's sizes as coco128 samples
-  // them (640x480 most often, nearly all with a 640-pixel side).
+  // them (640x480 most often, 86% with a 640-pixel side).
   bool coco_sizes = false;
   int max_objects = 8;  // objects asked per non-background image: 1..max_objects
   double min_object_fraction = 0.05;
