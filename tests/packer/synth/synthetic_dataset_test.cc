@@ -338,8 +338,9 @@ TEST(SyntheticDatasetTest, CocoSizesFollowCoco128) {
   }
   // coco128: 35 of 128 images are 640x480, 9 are 480x640, 58 distinct sizes, 280,623 pixels on average.
   // Binomial standard deviations at 12,800 draws: 50 and 32 images.
-  EXPECT_NEAR(counts[{640, 480}], kImages * 35 / 128, 200);
-  EXPECT_NEAR(counts[{480, 640}], kImages * 9 / 128, 130);
+  const int landscape = counts[{640, 480}], portrait = counts[{480, 640}];
+  EXPECT_NEAR(landscape, kImages * 35 / 128, 200);
+  EXPECT_NEAR(portrait, kImages * 9 / 128, 130);
   EXPECT_EQ(counts.size(), 58u);
   EXPECT_NEAR(pixels / kImages, 280623, 280623 * 0.02);
   for (const auto& [size, n] : counts) EXPECT_LE(std::max(size.first, size.second), 640);
