@@ -57,7 +57,7 @@ double DecodeDouble(const uint8_t* p) {
 constexpr size_t kSampleFixedSize = 8 + 4 + 4 + 8 + 4 + 1 + 2;
 
 // Compresses the serialised index a chunk at a time, so that the uncompressed
-// form (about 130 bytes per COCO image) never exists whole: packing memory must
+// form (about half a KB per COCO image) never exists whole: packing memory must
 // not grow with the image count more than it has to. The frame states its size
 // (Decode relies on it) and carries its content checksum, so that damage is
 // detected on read.
