@@ -10,7 +10,7 @@
 // written by the yolo-synth tool rather than in this process: an exec'd child starts
 // with its parent's resident set as its high-water mark, and this process stays small.
 //
-// About 20 s on 2 cores (mostly writing 22,000 small files); labelled `scale`.
+// 21-48 s on 2 busy cores (mostly writing 22,000 small files); labelled `scale`.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
