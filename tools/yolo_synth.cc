@@ -27,7 +27,13 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(1, ffyolo::MaxSyntheticClasses()));
   CLI::Option* min_size = app.add_option("--min-size", options.min_size, "Smallest image side (random sizes)");
   CLI::Option* max_size = app.add_option("--max-size", options.max_size, "Largest image side (random sizes)");
-  app.add_option("--size", size, "Fixed image size WxH, e.g. 640x480")->excludes(min_size)->excludes(max_size);
+  CLI::Option* fixed_size =
+      app.add_option("--size", size, "Fixed image size WxH, e.g. 640x480")->excludes(min_size)->excludes(max_size);
+  app.add_flag("--coco-sizes", options.coco_sizes,
+               "Sizes drawn from COCO train2017's (coco128's 128 sizes: 640x480 most often)")
+      ->excludes(fixed_size)
+      ->excludes(min_size)
+      ->excludes(max_size);
   app.add_option("--max-objects", options.max_objects, "Most objects asked for per image");
   app.add_option("--seed", options.seed, "Random seed");
   app.add_option("--quality", options.jpeg_quality, "JPEG quality")->check(CLI::Range(1, 100));

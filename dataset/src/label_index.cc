@@ -53,7 +53,76 @@ double DecodeDouble(const uint8_t* p) {
   return v;
 }
 
+// Per sample before its file name: id, width, height, image bytes, box count, encoding, name length.
+constexpr size_t kSampleFixedSize = 8 + 4 + 4 + 8 + 4 + 1 + 2;
+
+// Compresses the serialised index a chunk at a time, so that the uncompressed
+// form (about half a KB per COCO image) never exists whole: packing memory must
+// not grow with the image count more than it has to. The frame states its size
+// (Decode relies on it) and carries its content checksum, so that damage is
+// detected on read.
+class StreamCompressor {
+ public:
+  explicit StreamCompressor(size_t raw_size) : cctx_(ZSTD_createCCtx()) {
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 9);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+    ZSTD_CCtx_setPledgedSrcSize(cctx_, raw_size);
+    buffer_.reserve(kChunk + 1024);
+  }
+  ~StreamCompressor() { ZSTD_freeCCtx(cctx_); }
+  StreamCompressor(const StreamCompressor&) = delete;
+  StreamCompressor& operator=(const StreamCompressor&) = delete;
+
+  // Where the caller appends serialised bytes.
+  std::string* buffer() { return &buffer_; }
+  // Compresses the buffer once it holds a chunk, or always at the end.
+  void Flush(bool end) {
+    if (!end && buffer_.size() < kChunk) return;
+    ZSTD_inBuffer in{buffer_.data(), buffer_.size(), 0};
+    const ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
+    size_t left = 0;
+    do {
+      const size_t before = out_.size();
+      out_.resize(before + ZSTD_CStreamOutSize());
+      ZSTD_outBuffer out{out_.data() + before, ZSTD_CStreamOutSize(), 0};
+      left = ZSTD_compressStream2(cctx_, &out, &in, mode);
+      out_.resize(before + out.pos);
+      failed_ |= ZSTD_isError(left) != 0;
+    } while (!failed_ && (end ? left != 0 : in.pos < in.size));
+    buffer_.clear();
+  }
+  // The whole frame; empty when zstd failed (a raw size that disagrees with the
+  // bytes given), which Decode refuses.
+  std::string Finish() {
+    Flush(true);
+    if (failed_) out_.clear();
+    out_.shrink_to_fit();
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  ZSTD_CCtx* cctx_;
+  std::string buffer_, out_;
+  bool failed_ = false;
+};
+
 }  // namespace
+
+void LabelIndex::Reserve(size_t samples, size_t boxes, size_t eval_boxes) {
+  image_ids_.reserve(samples);
+  widths_.reserve(samples);
+  heights_.reserve(samples);
+  encodings_.reserve(samples);
+  image_bytes_.reserve(samples);
+  file_names_.reserve(samples);
+  box_begin_.reserve(samples + 1);
+  boxes_.reserve(boxes);
+  if (eval_boxes > 0) {
+    eval_begin_.reserve(samples + 1);
+    eval_boxes_.reserve(eval_boxes);
+  }
+}
 
 void LabelIndex::Add(const RecordInfo& info, uint64_t image_bytes) {
   image_ids_.push_back(info.image_id);
@@ -84,41 +153,42 @@ RecordInfo LabelIndex::info(size_t i) const {
 }
 
 std::string LabelIndex::Encode() const {
-  std::string raw;
-  PutFixed32(&raw, kMagic);
-  PutFixed16(&raw, kVersion);
-  PutFixed16(&raw, has_eval_boxes() ? kHasEvalBoxes : 0);
-  PutFixed64(&raw, size());
-  PutFixed64(&raw, boxes_.size());
+  size_t raw_size = 24 + size() * kSampleFixedSize + boxes_.size() * kRecordBoxSize;
+  for (const std::string& name : file_names_) raw_size += name.size();
+  if (has_eval_boxes()) raw_size += 8 + size() * 4 + eval_boxes_.size() * kEvalBoxSize;
+  StreamCompressor zstd(raw_size);
+  std::string* raw = zstd.buffer();
+  PutFixed32(raw, kMagic);
+  PutFixed16(raw, kVersion);
+  PutFixed16(raw, has_eval_boxes() ? kHasEvalBoxes : 0);
+  PutFixed64(raw, size());
+  PutFixed64(raw, boxes_.size());
   for (size_t i = 0; i < size(); ++i) {
-    PutFixed64(&raw, static_cast<uint64_t>(image_ids_[i]));
-    PutFixed32(&raw, widths_[i]);
-    PutFixed32(&raw, heights_[i]);
-    PutFixed64(&raw, image_bytes_[i]);
-    PutFixed32(&raw, static_cast<uint32_t>(box_count(i)));
-    raw.push_back(static_cast<char>(encodings_[i]));
-    PutFixed16(&raw, static_cast<uint16_t>(file_names_[i].size()));
-    raw.append(file_names_[i]);
+    PutFixed64(raw, static_cast<uint64_t>(image_ids_[i]));
+    PutFixed32(raw, widths_[i]);
+    PutFixed32(raw, heights_[i]);
+    PutFixed64(raw, image_bytes_[i]);
+    PutFixed32(raw, static_cast<uint32_t>(box_count(i)));
+    raw->push_back(static_cast<char>(encodings_[i]));
+    PutFixed16(raw, static_cast<uint16_t>(file_names_[i].size()));
+    raw->append(file_names_[i]);
+    zstd.Flush(false);
   }
-  for (const Box& b : boxes_) PutBox(&raw, b);
+  for (const Box& b : boxes_) {
+    PutBox(raw, b);
+    zstd.Flush(false);
+  }
   if (has_eval_boxes()) {
-    PutFixed64(&raw, eval_boxes_.size());
-    for (size_t i = 0; i < size(); ++i) PutFixed32(&raw, static_cast<uint32_t>(eval_box_count(i)));
+    PutFixed64(raw, eval_boxes_.size());
+    for (size_t i = 0; i < size(); ++i) PutFixed32(raw, static_cast<uint32_t>(eval_box_count(i)));
     for (const EvalBox& b : eval_boxes_) {
-      PutFixed16(&raw, b.class_index);
-      raw.push_back(static_cast<char>(b.iscrowd));
-      for (const double v : {b.x, b.y, b.w, b.h, b.area}) PutDouble(&raw, v);
+      PutFixed16(raw, b.class_index);
+      raw->push_back(static_cast<char>(b.iscrowd));
+      for (const double v : {b.x, b.y, b.w, b.h, b.area}) PutDouble(raw, v);
+      zstd.Flush(false);
     }
   }
-  // The frame carries its content checksum, so that damage is detected on read.
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 9);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  std::string out(ZSTD_compressBound(raw.size()), '\0');
-  const size_t n = ZSTD_compress2(cctx, out.data(), out.size(), raw.data(), raw.size());
-  ZSTD_freeCCtx(cctx);
-  out.resize(ZSTD_isError(n) ? 0 : n);
-  return out;
+  return zstd.Finish();
 }
 
 Status LabelIndex::Decode(const std::string& data, const std::string& where, LabelIndex* out) {

@@ -297,8 +297,12 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   Status s = ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w);
   uint64_t records = 0;
   for (const Prepared& p : prepared) records += p.status.ok() ? p.record.size() : 0;
-  for (const Prepared& p : prepared)
+  // Each record is freed once written: the next shard is being prepared meanwhile,
+  // and the two together are what bounds packing memory.
+  for (Prepared& p : prepared) {
     if (s.ok() && p.status.ok()) s = w->Append(p.record.data(), p.record.size());
+    std::string().swap(p.record);
+  }
   if (s.ok()) s = w->Finish();
   // On a full disk, what this shard needed (re-encoded sizes are known only now).
   if (!s.ok() && s.message().find(std::strerror(ENOSPC)) != std::string::npos)
@@ -350,7 +354,13 @@ Status SplitPacker::Run(SplitInfo* result) {
   summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
 
   std::vector<uint64_t> sizes;
-  for (const SourceImage& im : split_.images) sizes.push_back(FileSizeOrZero(im.path));
+  size_t boxes = 0, eval_boxes = 0;
+  for (const SourceImage& im : split_.images) {
+    sizes.push_back(FileSizeOrZero(im.path));
+    boxes += im.info.boxes.size();
+    eval_boxes += im.eval_boxes.size();
+  }
+  index_.Reserve(split_.images.size(), boxes, eval_boxes);
   const std::vector<size_t> starts = PlanShards(sizes, opt_);
 
   std::future<Status> writing;

@@ -179,6 +179,40 @@ std::string Compress(const std::string& raw) {
   return frame;
 }
 
+// An index several times larger than the 1 MB chunks Encode compresses at a time:
+// every sample, box and EvalBox comes back, whatever chunk it was in.
+TEST(LabelIndexTest, LargeIndexRoundTripsAcrossCompressionChunks) {
+  LabelIndex idx;
+  constexpr int kSamples = 20000;
+  for (int i = 0; i < kSamples; ++i) {
+    RecordInfo info = SampleInfo();
+    info.image_id = i;
+    info.file_name = "image_" + std::to_string(i) + ".jpg";
+    info.boxes.resize(i % 9);
+    for (size_t b = 0; b < info.boxes.size(); ++b) info.boxes[b].cx = static_cast<float>(i + b);
+    idx.Add(info, 1000 + i);
+    std::vector<EvalBox> eval(i % 9);
+    for (size_t b = 0; b < eval.size(); ++b) eval[b].x = i * 10.0 + b;
+    idx.AddEvalBoxes(eval);
+  }
+  const std::string frame = idx.Encode();
+  ASSERT_GT(Decompress(frame).size(), size_t{4} << 20);
+  LabelIndex back;
+  ASSERT_TRUE(LabelIndex::Decode(frame, "labels.idx.zst", &back).ok());
+  ASSERT_EQ(back.size(), size_t{kSamples});
+  ASSERT_TRUE(back.has_eval_boxes());
+  for (int i = 0; i < kSamples; ++i) {
+    ASSERT_EQ(back.file_name(i), "image_" + std::to_string(i) + ".jpg");
+    ASSERT_EQ(back.image_bytes(i), 1000u + i);
+    ASSERT_EQ(back.box_count(i), size_t(i % 9));
+    ASSERT_EQ(back.eval_box_count(i), size_t(i % 9));
+    for (size_t b = 0; b < back.box_count(i); ++b) {
+      ASSERT_EQ(back.boxes(i)[b].cx, static_cast<float>(i + b));
+      ASSERT_EQ(back.eval_boxes(i)[b].x, i * 10.0 + b);
+    }
+  }
+}
+
 TEST(LabelIndexTest, ReadsVersionOneAndRefusesNewerVersions) {
   LabelIndex idx;
   idx.Add(SampleInfo(), 1);

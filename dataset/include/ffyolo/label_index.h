@@ -34,6 +34,9 @@ class LabelIndex {
   static constexpr uint32_t kMagic = 0x494c5946;  // "FYLI" little-endian
   static constexpr uint16_t kVersion = 2;         // 1: no EvalBoxes; still read
 
+  // Room for this many samples, boxes and EvalBoxes, so that adding them does not
+  // leave the spare capacity of doubling vectors (packing memory, see pack.h).
+  void Reserve(size_t samples, size_t boxes, size_t eval_boxes);
   // Appends the metadata of the next sample, whose record holds `image_bytes` bytes of image.
   void Add(const RecordInfo& info, uint64_t image_bytes);
   // The EvalBoxes of sample size_with_eval_boxes(), in sample order: given for

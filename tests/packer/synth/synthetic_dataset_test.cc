@@ -325,6 +325,40 @@ TEST(SyntheticDatasetTest, FixedSizeAndSizeRange) {
   EXPECT_GT(sizes.size(), 5u) << "a size range must give varied sizes";
 }
 
+TEST(SyntheticDatasetTest, CocoSizesFollowCoco128) {
+  SyntheticOptions o;
+  o.coco_sizes = true;
+  std::map<std::pair<int, int>, int> counts;
+  constexpr int kImages = 12800;
+  double pixels = 0;
+  for (int i = 0; i < kImages; ++i) {
+    const SyntheticSceneSpec spec = SyntheticSceneSpecFor(o, "train2017", i);
+    ++counts[{spec.width, spec.height}];
+    pixels += static_cast<double>(spec.width) * spec.height;
+  }
+  // coco128: 35 of 128 images are 640x480, 9 are 480x640, 58 distinct sizes, 280,623 pixels on average.
+  // Binomial standard deviations at 12,800 draws: 50 and 32 images.
+  const int landscape = counts[{640, 480}], portrait = counts[{480, 640}];
+  EXPECT_NEAR(landscape, kImages * 35 / 128, 200);
+  EXPECT_NEAR(portrait, kImages * 9 / 128, 130);
+  EXPECT_EQ(counts.size(), 58u);
+  EXPECT_NEAR(pixels / kImages, 280623, 280623 * 0.02);
+  for (const auto& [size, n] : counts) EXPECT_LE(std::max(size.first, size.second), 640);
+
+  ScratchDir dir("coco_sizes");
+  o = SmallOptions(dir.path());
+  o.coco_sizes = true;
+  o.train_images = 3;
+  o.val_images = 0;
+  GenerateOrDie(o);
+  const json written = ReadJson(dir / "annotations/instances_train2017.json");
+  for (int i = 0; i < 3; ++i) {
+    const SyntheticSceneSpec spec = SyntheticSceneSpecFor(o, "train2017", i);
+    EXPECT_EQ(written["images"][i]["width"].get<int>(), spec.width);
+    EXPECT_EQ(written["images"][i]["height"].get<int>(), spec.height);
+  }
+}
+
 TEST(SyntheticDatasetTest, RefusesNonEmptyOutputWithoutForce) {
   ScratchDir dir("refuse");
   ASSERT_TRUE(testing::WriteStringToFile(dir / "keep.txt", "mine"));
@@ -362,6 +396,7 @@ TEST(SyntheticDatasetTest, RejectsBadOptions) {
       {"too many classes", [](SyntheticOptions* o) { o->num_classes = MaxSyntheticClasses() + 1; }},
       {"empty size range", [](SyntheticOptions* o) { o->min_size = 200, o->max_size = 100; }},
       {"tiny fixed size", [](SyntheticOptions* o) { o->width = 8, o->height = 8; }},
+      {"coco sizes and a fixed size", [](SyntheticOptions* o) { o->coco_sizes = true, o->width = o->height = 64; }},
       {"quality 0", [](SyntheticOptions* o) { o->jpeg_quality = 0; }},
       {"same split names", [](SyntheticOptions* o) { o->val_split = o->train_split; }},
       {"split named images", [](SyntheticOptions* o) { o->train_split = "images"; }},

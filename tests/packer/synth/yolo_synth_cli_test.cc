@@ -55,6 +55,8 @@ TEST(YoloSynthCliTest, RejectsMalformedFlags) {
   EXPECT_NE(RunYoloSynth("-o " + dir.path() + " --subsampling 422").exit_code, 0);
   EXPECT_NE(RunYoloSynth("-o " + dir.path() + " --classes 1000").exit_code, 0);
   EXPECT_NE(RunYoloSynth("-o " + dir.path() + " --size 64x48 --min-size 32").exit_code, 0);
+  EXPECT_NE(RunYoloSynth("-o " + dir.path() + " --coco-sizes --size 64x48").exit_code, 0);
+  EXPECT_NE(RunYoloSynth("-o " + dir.path() + " --coco-sizes --max-size 320").exit_code, 0);
   EXPECT_NE(RunYoloSynth("--train 3").exit_code, 0) << "-o is required";
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }

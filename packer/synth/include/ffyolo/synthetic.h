@@ -43,6 +43,9 @@ struct SyntheticOptions {
   int height = 0;
   int min_size = 256;
   int max_size = 640;
+  // Instead: each image's size drawn from COCO train2017's sizes as coco128 samples
+  // them (640x480 most often, 86% with a 640-pixel side).
+  bool coco_sizes = false;
   int max_objects = 8;  // objects asked per non-background image: 1..max_objects
   double min_object_fraction = 0.05;
   double max_object_fraction = 0.5;
