@@ -189,7 +189,7 @@ Status Trainer::State::CheckOptions() {
 Status Trainer::State::SetUpDevice() {
   FFR_RETURN_IF_ERROR(SelectDevice(opt.device, opt.distributed ? opt.dist.local_rank : -1, &device));
   cuda = device.is_cuda();
-  // Training batches have one fixed size: let cuDNN pick its fastest kernels once (cudnn.benchmark).
+  // cudnn.benchmark as train.py: cuDNN picks its fastest kernels once per input size (a few with --multi-scale).
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
   // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
   cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
