@@ -150,6 +150,8 @@ int Main(int argc, char** argv) {
   app.add_flag("--exist-ok", o.exist_ok, "Reuse project/name instead of incrementing");
   app.add_option("--seed", o.seed, "Global training seed");
   app.add_flag("--cos-lr", o.cos_lr, "Cosine LR schedule");
+  app.add_option("--optimizer", o.optimizer, "optimizer")->check(CLI::IsMember({"SGD", "Adam", "AdamW"}));
+  app.add_flag("--multi-scale", o.multi_scale, "vary img-size +/- 50%");
   app.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon");
   app.add_option("--patience", o.patience, "EarlyStopping patience (epochs without improvement)");
   app.add_option("--save-period", o.save_period, "Save a checkpoint every x epochs (disabled if < 1)");

@@ -54,7 +54,7 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
   t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors);
   std::string description;
-  t->optimizer = MakeOptimizer(*t->model, hyp, hyp.weight_decay, &description);
+  FFR_RETURN_IF_ERROR(MakeOptimizer(*t->model, "SGD", hyp, hyp.weight_decay, &t->optimizer, &description));
   t->scaler = std::make_unique<GradScaler>(amp);
   t->parts = TrainStepParts{t->model.get(), t->loss.get(), t->scaler.get(), t->optimizer.get(), t->ema.get(),
                             nullptr,        amp,           1};

@@ -29,6 +29,8 @@ void VisitSavedFields(Options& o, Visit&& visit) {
   visit("exist_ok", o.exist_ok);
   visit("seed", o.seed);
   visit("cos_lr", o.cos_lr);
+  visit("optimizer", o.optimizer);
+  visit("multi_scale", o.multi_scale);
   visit("label_smoothing", o.label_smoothing);
   visit("patience", o.patience);
   visit("save_period", o.save_period);

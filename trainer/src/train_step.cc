@@ -26,25 +26,49 @@ void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm)
   for (torch::Tensor& g : grads) g.detach().mul_(coef.to(g.device()));
 }
 
-}  // namespace
-
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const YoloModel& model, const Hyp& hyp, double weight_decay,
-                                                       std::string* description) {
-  const ParameterGroups groups = SplitParameterGroups(model);
-  auto sgd = [&](double wd) {
-    return std::make_unique<torch::optim::SGDOptions>(
-        torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true).weight_decay(wd));
+// The three groups of smart_optimizer, each with `options` and its own weight decay.
+template <class Optimizer, class Options>
+std::unique_ptr<torch::optim::Optimizer> Make(const ParameterGroups& groups, const Options& options,
+                                              double weight_decay) {
+  auto with_decay = [&](double wd) {
+    auto o = std::make_unique<Options>(options);
+    o->weight_decay(wd);
+    return o;
   };
   std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.emplace_back(groups.biases, sgd(0.0));
-  param_groups.emplace_back(groups.decayed_weights, sgd(weight_decay));
-  param_groups.emplace_back(groups.bn_weights, sgd(0.0));
-  char line[160];
+  param_groups.emplace_back(groups.biases, with_decay(0.0));
+  param_groups.emplace_back(groups.decayed_weights, with_decay(weight_decay));
+  param_groups.emplace_back(groups.bn_weights, with_decay(0.0));
+  return std::make_unique<Optimizer>(param_groups, options);
+}
+
+}  // namespace
+
+ffr::Status MakeOptimizer(const YoloModel& model, const std::string& name, const Hyp& hyp, double weight_decay,
+                          std::unique_ptr<torch::optim::Optimizer>* optimizer, std::string* description) {
+  const ParameterGroups groups = SplitParameterGroups(model);
+  const auto betas = std::make_tuple(hyp.momentum, 0.999);  // smart_optimizer: beta1 is the momentum
+  if (name == "SGD")
+    *optimizer = Make<torch::optim::SGD>(
+        groups, torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true), weight_decay);
+  else if (name == "Adam")
+    *optimizer = Make<torch::optim::Adam>(groups, torch::optim::AdamOptions(hyp.lr0).betas(betas), weight_decay);
+  else if (name == "AdamW")
+    *optimizer = Make<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(hyp.lr0).betas(betas), weight_decay);
+  else
+    return ffr::Status::InvalidArgument("--optimizer " + name + ": expected SGD, Adam or AdamW");
+  char line[192];
   std::snprintf(line, sizeof(line),
-                "optimizer: SGD(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias",
-                hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(), weight_decay, groups.biases.size());
+                "optimizer: %s(lr=%g) with parameter groups %zu weight(decay=0.0), %zu weight(decay=%g), %zu bias",
+                name.c_str(), hyp.lr0, groups.bn_weights.size(), groups.decayed_weights.size(), weight_decay,
+                groups.biases.size());
   *description = line;
-  return std::make_unique<torch::optim::SGD>(param_groups, torch::optim::SGDOptions(hyp.lr0));
+  return ffr::Status::OK();
+}
+
+void SetGroupLrMomentum(torch::optim::OptimizerParamGroup& group, double lr, double momentum) {
+  group.options().set_lr(lr);
+  if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) sgd->momentum(momentum);
 }
 
 LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets, bool update) {

@@ -28,6 +28,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
+#include "ffyolo/multi_scale.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/schedule.h"
 #include "ffyolo/torch_compat.h"
@@ -50,16 +51,6 @@ std::string Now() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
   return buf;
-}
-
-void SetGroup(torch::optim::OptimizerParamGroup& group, double lr, double momentum) {
-  auto& o = static_cast<torch::optim::SGDOptions&>(group.options());
-  o.lr(lr);
-  o.momentum(momentum);
-}
-
-double GroupLr(torch::optim::OptimizerParamGroup& group) {
-  return static_cast<torch::optim::SGDOptions&>(group.options()).lr();
 }
 
 std::string ResumeHint(bool main_rank, const std::string& save_dir) {
@@ -184,6 +175,8 @@ Status Trainer::State::CheckOptions() {
   if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
   if (!opt.cache.empty() && opt.cache != "ram" && opt.cache != "disk")
     return Status::InvalidArgument("--cache " + opt.cache + ": expected ram or disk");
+  if (opt.optimizer != "SGD" && opt.optimizer != "Adam" && opt.optimizer != "AdamW")
+    return Status::InvalidArgument("--optimizer " + opt.optimizer + ": expected SGD, Adam or AdamW");
   rank = opt.distributed ? opt.dist.rank : 0;
   world = opt.distributed ? opt.dist.world_size : 1;
   main_rank = rank == 0;
@@ -196,7 +189,7 @@ Status Trainer::State::CheckOptions() {
 Status Trainer::State::SetUpDevice() {
   FFR_RETURN_IF_ERROR(SelectDevice(opt.device, opt.distributed ? opt.dist.local_rank : -1, &device));
   cuda = device.is_cuda();
-  // Training batches have one fixed size: let cuDNN pick its fastest kernels once (cudnn.benchmark).
+  // cudnn.benchmark as train.py: cuDNN picks its fastest kernels once per input size (a few with --multi-scale).
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
   // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
   cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
@@ -396,7 +389,8 @@ Status Trainer::State::SetUpOptimizer() {
   so.cosine = opt.cos_lr;
   schedule = std::make_unique<Schedule>(so);
   std::string description;
-  optimizer = MakeOptimizer(*model, hyp, schedule->ScaledWeightDecay(hyp.weight_decay), &description);
+  FFR_RETURN_IF_ERROR(MakeOptimizer(*model, opt.optimizer, hyp, schedule->ScaledWeightDecay(hyp.weight_decay),
+                                    &optimizer, &description));
   Info(description);
   compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
                                                model->detect().anchors);
@@ -464,14 +458,17 @@ Status Trainer::State::RunEpoch() {
     if (!batch.host) break;
     const int64_t ni = i + nb * epoch;
     const Schedule::Step step = schedule->At(ni, epoch);
-    for (int g = 0; g < 3; ++g) SetGroup(optimizer->param_groups()[g], step.lr[g], step.momentum);
+    for (int g = 0; g < 3; ++g) SetGroupLrMomentum(optimizer->param_groups()[g], step.lr[g], step.momentum);
     if (epoch == 0 && i == 0 && main_rank) {
       GridOptions go;
       go.names = dataset->manifest().names;
       WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
     }
+    torch::Tensor images = batch.images;
+    if (opt.multi_scale)
+      images = MultiScaleResize(images, MultiScaleSize(opt.img_size, kMaxStride, opt.seed, ni), kMaxStride);
     const bool update = ni - position.last_opt_step >= step.accumulate;
-    const LossOutput loss = TrainStep(step_parts, batch.images, batch.targets, update);
+    const LossOutput loss = TrainStep(step_parts, images, batch.targets, update);
     if (update) position.last_opt_step = ni;
     epoch_loss = (epoch_loss * (i - i0) + loss.items) / (i - i0 + 1);
     position.next_batch = i + 1;
@@ -479,7 +476,7 @@ Status Trainer::State::RunEpoch() {
     // progress line, which redraws ten times a second at most.
     be.batch = i;
     be.instances = static_cast<int64_t>(batch.host->num_targets());
-    be.size = batch.host->width;
+    be.size = static_cast<int>(images.size(3));
     if (!cuda || (i - i0) % kCudaLossReadInterval == 0 || i + 1 == nb) {
       const torch::Tensor host = torch::cat({loss.items.detach(), epoch_loss}).cpu();
       for (int k = 0; k < 3; ++k) {
@@ -514,7 +511,7 @@ Status Trainer::State::EndEpoch() {
     r.train_box = mean_loss[0].item<double>();
     r.train_obj = mean_loss[1].item<double>();
     r.train_cls = mean_loss[2].item<double>();
-    for (int g = 0; g < 3; ++g) r.lr[g] = GroupLr(optimizer->param_groups()[g]);
+    for (int g = 0; g < 3; ++g) r.lr[g] = optimizer->param_groups()[g].options().get_lr();
     const bool final_epoch = epoch + 1 == opt.epochs;
     if (!opt.noval || final_epoch) {
       ValidationOutput vout;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,11 @@
 #include "ffyolo/hyp.h"
 #include "ffyolo/loss.h"
 #include "ffyolo/model.h"
+#include "ffyolo/model_config.h"
+#include "ffyolo/multi_scale.h"
 #include "ffyolo/nms.h"
 #include "ffyolo/train.h"
+#include "ffyolo/train_step.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"
 
@@ -283,6 +287,142 @@ TEST(UltralyticsWeightsTest, ExportedCheckpointGivesFfyolosOutputsInTheReference
       if (t.is_floating_point()) t.copy_(t.to(torch::kHalf).to(torch::kFloat));
   }
   ExpectReferenceOutputs(model.get(), LoadTensors(dir / "expected.pt"), /*compare_nms=*/false);
+}
+
+// --optimizer: train.py's smart_optimizer on a yolov5n of 3 classes puts every parameter in the group ffyolo
+// puts it in, with the same hyper-parameters and console line; two steps on the same gradients, the lr and
+// momentum set as the warmup sets them, leave the same weights as torch.optim's.
+class OptimizerParityTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OptimizerParityTest, GroupsAndStepsAreSmartOptimizers) {
+  REQUIRE_REFERENCE(python);
+  const std::string name = GetParam();
+  testing::ScratchDir dir(std::string("optimizer_parity_") + name);
+  Hyp hyp;  // hyp.scratch-low: lr0 0.01, momentum 0.937
+  const double decay = 0.001;  // hyp weight_decay scaled as train.py scales it for batch 128
+  char args[128];
+  std::snprintf(args, sizeof(args), "optimizer %s %.17g %.17g %.17g ", name.c_str(), hyp.lr0, hyp.momentum, decay);
+  ASSERT_TRUE(RunReference(python, args + (dir / "expected.pt"), dir / "reference.log"))
+      << testing::ReadFileToString(dir / "reference.log");
+  std::map<std::string, torch::Tensor> expected = LoadTensors(dir / "expected.pt");
+
+  std::shared_ptr<YoloModel> model;
+  ASSERT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, &model).ok());
+  const auto params = model->named_parameters();
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : params) p.value().copy_(expected.at("before." + p.key()));
+  }
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::string line;
+  const ffr::Status made = MakeOptimizer(*model, name, hyp, decay, &optimizer, &line);
+  ASSERT_TRUE(made.ok()) << made.ToString();
+  const torch::Tensor want_line = expected.at("line");
+  EXPECT_EQ(line, std::string(reinterpret_cast<const char*>(want_line.data_ptr<uint8_t>()), want_line.numel()));
+
+  // Membership: each parameter by its state-dict name (the same in both models).
+  std::map<const void*, int64_t> group_of;
+  ASSERT_EQ(optimizer->param_groups().size(), 3u);
+  for (size_t g = 0; g < 3; ++g)
+    for (const torch::Tensor& p : optimizer->param_groups()[g].params()) group_of[p.unsafeGetTensorImpl()] = g;
+  int64_t in_reference = 0;
+  for (const auto& e : expected) in_reference += e.first.rfind("group.", 0) == 0;
+  EXPECT_EQ(in_reference, static_cast<int64_t>(params.size()));
+  EXPECT_EQ(group_of.size(), params.size());
+  for (const auto& p : params) {
+    ASSERT_TRUE(expected.count("group." + p.key())) << p.key() << " is not in the reference model";
+    EXPECT_EQ(group_of[p.value().unsafeGetTensorImpl()], expected.at("group." + p.key()).item<int64_t>()) << p.key();
+  }
+
+  // Hyper-parameters: those of the group's kind, and only those.
+  for (size_t g = 0; g < 3; ++g) {
+    SCOPED_TRACE("group " + std::to_string(g));
+    const std::string k = "hp." + std::to_string(g) + ".";
+    auto& options = optimizer->param_groups()[g].options();
+    EXPECT_DOUBLE_EQ(options.get_lr(), expected.at(k + "lr").item<double>());
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) {
+      ASSERT_TRUE(expected.count(k + "momentum")) << "the reference group is not SGD's";
+      EXPECT_DOUBLE_EQ(sgd->weight_decay(), expected.at(k + "weight_decay").item<double>());
+      EXPECT_DOUBLE_EQ(sgd->momentum(), expected.at(k + "momentum").item<double>());
+      EXPECT_EQ(sgd->nesterov(), expected.at(k + "nesterov").item<double>() != 0);
+      EXPECT_EQ(sgd->dampening(), 0);
+    } else {
+      ASSERT_FALSE(expected.count(k + "momentum")) << "the reference group is SGD's";
+      const bool adamw = name == "AdamW";
+      auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&options);
+      auto* adamw_options = dynamic_cast<torch::optim::AdamWOptions*>(&options);
+      ASSERT_TRUE(adamw ? adamw_options != nullptr : adam != nullptr);
+      const auto betas = adamw ? adamw_options->betas() : adam->betas();
+      EXPECT_DOUBLE_EQ(std::get<0>(betas), expected.at(k + "betas")[0].item<double>());
+      EXPECT_DOUBLE_EQ(std::get<1>(betas), expected.at(k + "betas")[1].item<double>());
+      EXPECT_DOUBLE_EQ(adamw ? adamw_options->eps() : adam->eps(), expected.at(k + "eps").item<double>());
+      EXPECT_DOUBLE_EQ(adamw ? adamw_options->weight_decay() : adam->weight_decay(),
+                       expected.at(k + "weight_decay").item<double>());
+    }
+  }
+
+  // Two steps.
+  for (int step = 0; step < 2; ++step) {
+    const std::string k = "step." + std::to_string(step) + ".";
+    const torch::Tensor lr = expected.at(k + "lr");
+    for (size_t g = 0; g < 3; ++g)
+      SetGroupLrMomentum(optimizer->param_groups()[g], lr[g].item<double>(), expected.at(k + "momentum").item<double>());
+    for (const auto& p : params) p.value().mutable_grad() = expected.at("grad." + std::to_string(step) + "." + p.key());
+    optimizer->step();
+  }
+  // The weights, and the steps' changes alone (small beside the weights: a looser bound in float32).
+  double worst = 0, worst_change = 0;
+  for (const auto& p : params) {
+    const torch::Tensor before = expected.at("before." + p.key()), after = expected.at("after." + p.key());
+    ASSERT_FALSE(torch::equal(before, after)) << p.key() << " did not move in the reference";
+    const double err = RelativeError(p.value().detach(), after);
+    const double change_err = RelativeError(p.value().detach() - before, after - before);
+    EXPECT_LE(err, 1e-6) << p.key();
+    EXPECT_LE(change_err, 1e-3) << p.key();
+    worst = std::max(worst, err);
+    worst_change = std::max(worst_change, change_err);
+  }
+  std::printf("%s: %zu parameters after two steps: weights %.2e, changes %.2e relative\n", name.c_str(),
+              params.size(), worst, worst_change);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerParityTest, ::testing::Values("SGD", "Adam", "AdamW"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+// --multi-scale: ffyolo's sizes take the values train.py's rule takes, as often (100000 draws each, against
+// the reference's 100000), and its resize of a batch to a size is train.py's F.interpolate.
+TEST(MultiScaleParityTest, SizesAndResizeAreTrainPys) {
+  REQUIRE_REFERENCE(python);
+  testing::ScratchDir dir("multiscale_parity");
+  ASSERT_TRUE(RunReference(python, "multiscale " + (dir / "expected.pt"), dir / "reference.log"))
+      << testing::ReadFileToString(dir / "reference.log");
+  std::map<std::string, torch::Tensor> expected = LoadTensors(dir / "expected.pt");
+  constexpr int kGs = 32, kDraws = 100000;
+  for (const int img_size : {128, 224, 640}) {
+    SCOPED_TRACE("imgsz " + std::to_string(img_size));
+    const torch::Tensor sizes = expected.at("sizes." + std::to_string(img_size));
+    const torch::Tensor counts = expected.at("counts." + std::to_string(img_size));
+    std::map<int, int> ours;
+    for (int64_t ni = 0; ni < kDraws; ++ni) ours[MultiScaleSize(img_size, kGs, /*seed=*/7, ni)]++;
+    ASSERT_EQ(ours.size(), static_cast<size_t>(sizes.numel()));
+    for (int64_t j = 0; j < sizes.numel(); ++j) {
+      const int size = static_cast<int>(sizes[j].item<int64_t>());
+      ASSERT_TRUE(ours.count(size)) << size << " never drawn";
+      // Two samples of one frequency p differ by sqrt(2 p (1 - p) / n) in standard deviation: 5 of those.
+      const double p = counts[j].item<double>() / kDraws, q = ours[size] / static_cast<double>(kDraws);
+      EXPECT_NEAR(q, p, 5 * std::sqrt(2 * p * (1 - p) / kDraws)) << "size " << size;
+    }
+  }
+  for (int c = 0; expected.count("resize." + std::to_string(c) + ".input"); ++c) {
+    const std::string k = "resize." + std::to_string(c) + ".";
+    const torch::Tensor input = expected.at(k + "input"), want = expected.at(k + "output");
+    const int size = static_cast<int>(expected.at(k + "size").item<int64_t>());
+    SCOPED_TRACE("resize " + c10::str(input.sizes()) + " to " + std::to_string(size));
+    const torch::Tensor got = MultiScaleResize(input, size, kGs);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    // Pixels in [0, 1]; LibTorch 1.13's kernel and the reference's torch 2.x round differently (3.5e-6 seen).
+    EXPECT_LE((got - want).abs().max().item<double>(), 1e-5);
+  }
 }
 
 }  // namespace

@@ -15,13 +15,25 @@
       hyp.scratch-low with train.py's gain scaling at IMGSZ; then ComputeLoss on a batch of its own.
       Writes the model as trained from (OUT_DIR/start.pt, imported) and OUT_DIR/expected.pt: the batch,
       the loss and its items, and how many items were transferred of how many.
+  ultralytics_reference.py optimizer NAME LR MOMENTUM DECAY OUT   train.py's smart_optimizer(model, NAME, LR,
+      MOMENTUM, DECAY) on a yolov5n DetectionModel of 3 classes, then two steps on random gradients with the lr
+      and momentum set as train.py's warmup sets them. Writes OUT: each parameter's group, each group's
+      hyper-parameters, the console line, the settings and gradients of each step, the weights before and after.
+  ultralytics_reference.py multiscale OUT   train.py's --multi-scale: 100000 draws of its size rule at a few
+      image sizes (their histograms) and its resize of a few batches to a few sizes, to OUT.
 """
+import collections
 import contextlib
 import copy
 import importlib
+import logging
+import math
 import os
+import random
+import re
 import subprocess
 import sys
+import warnings
 
 import torch
 
@@ -168,10 +180,89 @@ def finetune(ckpt_path, nc, imgsz, out_dir):
                os.path.join(out_dir, 'expected.pt'))
 
 
+# (lr of the bias, weight and BatchNorm-weight groups, momentum) of each step: warmup-like, the bias lr
+# falling and the others rising.
+OPTIMIZER_STEPS = [((0.09, 0.0008, 0.0009), 0.81), ((0.08, 0.0017, 0.0016), 0.83)]
+
+
+def optimizer_steps(name, lr, momentum, decay, out):
+    yolo = ultralytics_weights.load_yolov5('')
+    root = yolo.__name__[:-len('models.yolo')]
+    torch_utils = importlib.import_module(root + 'utils.torch_utils')
+    torch.manual_seed(2)
+    with contextlib.redirect_stdout(sys.stderr):
+        model = yolo.DetectionModel(os.path.join(os.path.dirname(yolo.__file__), 'yolov5n.yaml'), ch=3, nc=3)
+    names = {id(p): n for n, p in model.named_parameters()}
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logging.getLogger('yolov5').addHandler(handler)
+    optimizer = torch_utils.smart_optimizer(model, name, float(lr), float(momentum), float(decay))
+    result = {'line': torch.tensor(list(re.sub(r'\x1b\[[0-9;]*m', '', lines[-1]).encode()), dtype=torch.uint8)}
+    for g, group in enumerate(optimizer.param_groups):
+        for p in group['params']:
+            result[f'group.{names[id(p)]}'] = torch.tensor(g)
+        for key in ('lr', 'weight_decay', 'momentum', 'nesterov', 'eps'):
+            if key in group:
+                result[f'hp.{g}.{key}'] = torch.tensor(float(group[key]), dtype=torch.float64)
+        if 'betas' in group:
+            result[f'hp.{g}.betas'] = torch.tensor(group['betas'], dtype=torch.float64)
+    for n, p in model.named_parameters():
+        result[f'before.{n}'] = p.detach().clone()
+    g = torch.Generator().manual_seed(400)
+    for step, (lrs, m) in enumerate(OPTIMIZER_STEPS):
+        result[f'step.{step}.lr'] = torch.tensor(lrs, dtype=torch.float64)
+        result[f'step.{step}.momentum'] = torch.tensor(m, dtype=torch.float64)
+        for j, x in enumerate(optimizer.param_groups):  # as train.py's warmup
+            x['lr'] = lrs[j]
+            if 'momentum' in x:
+                x['momentum'] = m
+        for n, p in model.named_parameters():
+            p.grad = torch.randn(p.shape, generator=g)
+            result[f'grad.{step}.{n}'] = p.grad.clone()
+        optimizer.step()
+    for n, p in model.named_parameters():
+        result[f'after.{n}'] = p.detach().clone()
+    torch.save(result, out)
+
+
+def multiscale(out):
+    gs = 32
+    result = {}
+    rng = random.Random(500)
+    for imgsz in (128, 224, 640):
+        with warnings.catch_warnings():  # randrange of floats: deprecated in Python 3.10, as v7.0 calls it
+            warnings.simplefilter('ignore', DeprecationWarning)
+            counts = collections.Counter(rng.randrange(imgsz * 0.5, imgsz * 1.5 + gs) // gs * gs
+                                         for _ in range(100000))
+        sizes = sorted(counts)
+        result[f'sizes.{imgsz}'] = torch.tensor(sizes)
+        result[f'counts.{imgsz}'] = torch.tensor([counts[s] for s in sizes])
+    g = torch.Generator().manual_seed(501)
+    case = 0
+    for shape in ((128, 128), (96, 128), (128, 96), (64, 96)):
+        imgs = torch.rand(2, 3, *shape, generator=g)
+        for sz in (64, 96, 128, 160, 224):
+            result[f'resize.{case}.input'] = imgs
+            result[f'resize.{case}.size'] = torch.tensor(sz)
+            sf = sz / max(imgs.shape[2:])  # train.py's multi-scale, at size sz
+            resized = imgs
+            if sf != 1:
+                ns = [math.ceil(x * sf / gs) * gs for x in imgs.shape[2:]]
+                resized = torch.nn.functional.interpolate(imgs, size=ns, mode='bilinear', align_corners=False)
+            result[f'resize.{case}.output'] = resized
+            case += 1
+    torch.save(result, out)
+
+
 if __name__ == '__main__':
     if sys.argv[1] == 'models':
         make_models(sys.argv[2])
     elif sys.argv[1] == 'exported':
         run_exported(*sys.argv[2:4])
+    elif sys.argv[1] == 'optimizer':
+        optimizer_steps(*sys.argv[2:7])
+    elif sys.argv[1] == 'multiscale':
+        multiscale(sys.argv[2])
     else:
         finetune(*sys.argv[2:6])

@@ -126,10 +126,28 @@ TEST(TrainerTest, AFailingDiskAtAnEpochEndKeepsThePreviousEpochsFiles) {
   EXPECT_EQ(last.epoch, 0);
 }
 
-TEST(TrainerTest, AStopInsideAnEpochResumesToTheSameWeights) {
-  testing::ScratchDir dir("stage_resume");
+// With each --optimizer (its state is in last.pt) and with --multi-scale (a batch's size is a function of the
+// seed and the iteration).
+struct ResumeCase {
+  const char* name;
+  const char* optimizer;
+  bool multi_scale;
+};
+
+class StopInsideAnEpochTest : public ::testing::TestWithParam<ResumeCase> {
+ protected:
+  TrainOptions Options(const std::string& project) const {
+    TrainOptions o = TinyTrainOptions(project, 2);
+    o.optimizer = GetParam().optimizer;
+    o.multi_scale = GetParam().multi_scale;
+    return o;
+  }
+};
+
+TEST_P(StopInsideAnEpochTest, ResumesToTheSameWeights) {
+  testing::ScratchDir dir(std::string("stage_resume_") + GetParam().name);
   std::unique_ptr<Trainer> reference;
-  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "a", 2), nullptr, &reference).ok());
+  ASSERT_TRUE(Trainer::Create(Options(dir / "a"), nullptr, &reference).ok());
   ASSERT_TRUE(reference->RunEpoch().ok());
 
   LossRecorder stopper;
@@ -137,7 +155,7 @@ TEST(TrainerTest, AStopInsideAnEpochResumesToTheSameWeights) {
     if (batch == 1) RequestTrainingStop();
   };
   std::unique_ptr<Trainer> stopped;
-  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "b", 2), &stopper, &stopped).ok());
+  ASSERT_TRUE(Trainer::Create(Options(dir / "b"), &stopper, &stopped).ok());
   ffr::Status s = stopped->RunEpoch();
   ClearTrainingStop();
   ASSERT_TRUE(s.IsAborted()) << s.ToString();
@@ -155,6 +173,8 @@ TEST(TrainerTest, AStopInsideAnEpochResumesToTheSameWeights) {
   s = Trainer::Create(resume, &rest, &resumed);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(resumed->options().epochs, 2);  // the checkpoint's options
+  EXPECT_EQ(resumed->options().optimizer, GetParam().optimizer);
+  EXPECT_EQ(resumed->options().multi_scale, GetParam().multi_scale);
   EXPECT_EQ(resumed->position().epoch, 0);
   EXPECT_EQ(resumed->position().next_batch, 2);
   EXPECT_EQ(resumed->position().last_opt_step, stopped->position().last_opt_step);
@@ -164,6 +184,11 @@ TEST(TrainerTest, AStopInsideAnEpochResumesToTheSameWeights) {
   ExpectSameWeights(resumed->model(), reference->model(), "model");
   ExpectSameWeights(resumed->ema(), reference->ema(), "EMA");
 }
+
+INSTANTIATE_TEST_SUITE_P(TrainerTest, StopInsideAnEpochTest,
+                         ::testing::Values(ResumeCase{"SGD", "SGD", false}, ResumeCase{"AdamW", "AdamW", false},
+                                           ResumeCase{"AdamMultiScale", "Adam", true}),
+                         [](const ::testing::TestParamInfo<ResumeCase>& p) { return std::string(p.param.name); });
 
 TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
   testing::ScratchDir dir("stage_epoch_stop");
@@ -243,6 +268,9 @@ TEST(TrainerTest, BadOptionsAreRefusedBeforeAnyWork) {
   o = TinyTrainOptions(dir / "runs", 1);
   o.device = "tpu";
   EXPECT_FALSE(Trainer::Create(o, nullptr, &t).ok());
+  o = TinyTrainOptions(dir / "runs", 1);
+  o.optimizer = "RMSProp";  // smart_optimizer has it; train.py's --optimizer does not offer it
+  EXPECT_TRUE(Trainer::Create(o, nullptr, &t).IsInvalidArgument());
   EXPECT_EQ(t, nullptr);
 }
 

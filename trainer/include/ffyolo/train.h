@@ -39,6 +39,8 @@ struct TrainOptions {
   bool exist_ok = false;
   uint64_t seed = 0;
   bool cos_lr = false;
+  std::string optimizer = "SGD";          // --optimizer: SGD, Adam or AdamW (train_step.h MakeOptimizer)
+  bool multi_scale = false;               // --multi-scale: each batch resized to 0.5-1.5x img_size (multi_scale.h)
   double label_smoothing = 0.0;
   int patience = 100;
   int save_period = -1;

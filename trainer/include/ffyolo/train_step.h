@@ -8,11 +8,13 @@
 #include <memory>
 #include <string>
 
+#include "ffr/status.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/loss.h"
 
 namespace torch::optim {
 class Optimizer;
+class OptimizerParamGroup;
 }
 
 namespace ffyolo {
@@ -22,12 +24,20 @@ class ModelEma;
 class GradScaler;
 class GradientSync;
 
-// train.py's smart_optimizer with SGD: lr0, momentum, Nesterov, over
+// train.py's smart_optimizer(model, name, lr0, momentum, weight_decay) over
 // SplitParameterGroups' three groups in its order (biases without decay, the
-// other weights with `weight_decay`, BatchNorm weights without decay).
-// `description` gets train.py's console line about it.
-std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const YoloModel& model, const Hyp& hyp, double weight_decay,
-                                                       std::string* description);
+// other weights with `weight_decay`, BatchNorm weights without decay): SGD
+// with momentum and Nesterov; Adam and AdamW with betas (momentum, 0.999),
+// Adam's decay added to the gradient and AdamW's applied to the weights, as
+// torch.optim's. `description` gets train.py's console line about it.
+// InvalidArgument for another name.
+ffr::Status MakeOptimizer(const YoloModel& model, const std::string& name, const Hyp& hyp, double weight_decay,
+                          std::unique_ptr<torch::optim::Optimizer>* optimizer, std::string* description);
+
+// Sets a parameter group's lr and momentum as train.py's warmup does: the
+// momentum only where the group has that setting (SGD). Adam's beta1 keeps
+// hyp momentum throughout, as v7.0's `if 'momentum' in x` leaves it.
+void SetGroupLrMomentum(torch::optim::OptimizerParamGroup& group, double lr, double momentum);
 
 struct TrainStepParts {
   YoloModel* model = nullptr;

@@ -1,0 +1,114 @@
+// Training-level checks of train.py's flags that change how a step trains:
+// --freeze keeps the frozen layers' weights where they started while every
+// other weight trains, and --multi-scale trains each batch at its own size.
+// Their rules are tested against YOLOv5 v7.0 in tests/trainer/model
+// (ultralytics_parity_test.cc) and model_test.cc.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ffyolo/model.h"
+#include "ffyolo/multi_scale.h"
+#include "ffyolo/trainer.h"
+#include "testing/test_env.h"
+#include "tiny_training.h"
+
+namespace ffyolo {
+namespace {
+
+using testing::LossRecorder;
+using testing::TinyTrainOptions;
+
+// --freeze 3 (layers 0-2) for one epoch: the optimizer steps every batch of it (warmup's accumulation is 1
+// at first), and with SGD or AdamW, whose decoupled decay would move a weight that has no gradient.
+class FreezeTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FreezeTest, FrozenLayersKeepTheirWeightsAndTheOthersTrain) {
+  testing::ScratchDir dir(std::string("freeze_") + GetParam());
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.freeze = {3};
+  o.optimizer = GetParam();
+  std::unique_ptr<Trainer> t;
+  const ffr::Status s = Trainer::Create(o, nullptr, &t);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::map<std::string, torch::Tensor> start;
+  for (const auto& p : t->model().named_parameters()) start[p.key()] = p.value().detach().clone();
+  ASSERT_TRUE(t->RunEpoch().ok());
+  EXPECT_GT(t->position().last_opt_step, 0);
+  int frozen = 0, trained = 0;
+  for (const auto& p : t->model().named_parameters()) {
+    const bool in_frozen_layer = p.key().rfind("model.0.", 0) == 0 || p.key().rfind("model.1.", 0) == 0 ||
+                                 p.key().rfind("model.2.", 0) == 0;
+    const bool moved = !torch::equal(p.value(), start.at(p.key()));
+    if (in_frozen_layer) {
+      ++frozen;
+      EXPECT_FALSE(moved) << p.key() << " is frozen but moved";
+    } else {
+      ++trained;
+      EXPECT_TRUE(moved) << p.key() << " did not train";
+    }
+  }
+  EXPECT_GT(frozen, 0);
+  EXPECT_GT(trained, frozen);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, FreezeTest, ::testing::Values("SGD", "AdamW"),
+                         [](const ::testing::TestParamInfo<const char*>& p) { return std::string(p.param); });
+
+// Records each batch's Size column too.
+class SizeRecorder : public LossRecorder {
+ public:
+  std::vector<int> sizes;
+  void OnTrainBatchEnd(const TrainBatchEnd& b) override {
+    LossRecorder::OnTrainBatchEnd(b);
+    sizes.push_back(b.size);
+  }
+};
+
+// An epoch of --multi-scale at --img 128: each batch at MultiScaleSize's size for its iteration (0.5-1.5x 128,
+// multiples of 32), not all at one size, with finite losses, and the flag saved in opt.yaml.
+TEST(MultiScaleTrainingTest, EachBatchTrainsAtItsSize) {
+  testing::ScratchDir dir("multi_scale");
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.multi_scale = true;
+  o.seed = 3;
+  SizeRecorder recorder;
+  std::unique_ptr<Trainer> t;
+  const ffr::Status s = Trainer::Create(o, &recorder, &t);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_EQ(recorder.sizes.size(), 4u);
+  std::set<int> seen;
+  for (size_t ni = 0; ni < recorder.sizes.size(); ++ni) {
+    EXPECT_EQ(recorder.sizes[ni], MultiScaleSize(128, 32, o.seed, static_cast<int64_t>(ni))) << "batch " << ni;
+    EXPECT_GE(recorder.sizes[ni], 64);
+    EXPECT_LE(recorder.sizes[ni], 192);
+    EXPECT_EQ(recorder.sizes[ni] % 32, 0);
+    seen.insert(recorder.sizes[ni]);
+  }
+  EXPECT_GE(seen.size(), 2u);
+  for (const auto& items : recorder.items)
+    for (double v : items) EXPECT_TRUE(std::isfinite(v));
+  EXPECT_NE(testing::ReadFileToString(t->summary().save_dir + "/opt.yaml").find("multi_scale: true"),
+            std::string::npos);
+}
+
+// The size depends on the seed and the iteration only: every rank draws the same, and other seeds other sizes.
+TEST(MultiScaleTrainingTest, SizesFollowTheSeed) {
+  std::vector<int> a, b, c;
+  for (int64_t ni = 0; ni < 64; ++ni) {
+    a.push_back(MultiScaleSize(640, 32, 0, ni));
+    b.push_back(MultiScaleSize(640, 32, 0, ni));
+    c.push_back(MultiScaleSize(640, 32, 1, ni));
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+}  // namespace
+}  // namespace ffyolo
