@@ -166,6 +166,10 @@ int Main(int argc, char** argv) {
   app.add_option("--train-split", o.train_split, "Training split (default: train*)");
   app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
   app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");
+  app.add_flag("--rect", o.rect, "rectangular training");
+  app.add_flag("--image-weights", o.image_weights, "use weighted image selection for training");
+  app.add_flag("--single-cls", o.single_cls, "train multi-class data as single-class");
+  app.add_flag("--quad", o.quad, "quad dataloader");
   ffyolo::LaunchFlags launch;
   CLI::Option* nproc_opt = app.add_option("--nproc,--nproc-per-node", launch.nproc,
                                           "Data-parallel workers to start on this machine (default: one per "

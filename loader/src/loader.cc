@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -44,6 +45,7 @@ class Loader::Impl {
 
   Status Init(const Dataset& dataset);
   Status Start(int64_t epoch, int64_t first_batch);
+  Status SetSampleWeights(std::vector<double> weights);
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
 
@@ -84,6 +86,7 @@ class Loader::Impl {
   SampleContext context_;
   std::unique_ptr<DistributedSampler> sampler_;
   RectBatches rect_;
+  std::vector<double> sample_weights_;  // --image-weights; empty: every sample once
   int64_t samples_per_epoch_ = 0;
   int64_t batches_per_epoch_ = 0;
 
@@ -146,6 +149,8 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.pixel_cache = opt_.pixel_cache;
 
   const bool rect = opt_.rect || !opt_.training;
+  if (rect && opt_.training && opt_.world_size > 1)
+    return Status::InvalidArgument("--rect trains on one rank only: the rect batches are not split between ranks");
   if (rect) {
     LabelIndex index;
     FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split_, &index));
@@ -221,6 +226,10 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
     return Status::InvalidArgument("batch " + std::to_string(first_batch) + " is outside the epoch's " +
                                    std::to_string(batches_per_epoch_) + " batches");
   std::vector<int64_t> positions = sampler_ ? sampler_->EpochIndices(epoch) : rect_.order;
+  if (!sample_weights_.empty()) {  // this rank's shard of the epoch's shuffled weighted draws
+    const std::vector<int64_t> drawn = WeightedChoices(sample_weights_, opt_.seed, epoch);
+    for (int64_t& p : positions) p = drawn[p];
+  }
   std::unique_lock<std::mutex> lock(mu_);
   StopEpoch(&lock);
   epoch_ = epoch;
@@ -238,6 +247,25 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
   return Status::OK();
 }
 
+Status Loader::Impl::SetSampleWeights(std::vector<double> weights) {
+  if (!weights.empty()) {
+    if (!sampler_) return Status::InvalidArgument("--image-weights: not with rect batches");
+    if (static_cast<int64_t>(weights.size()) != reader_->size())
+      return Status::InvalidArgument("image weights: " + std::to_string(weights.size()) + " weights for " +
+                                     std::to_string(reader_->size()) + " samples");
+    double sum = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (!std::isfinite(weights[i]) || weights[i] < 0)
+        return Status::InvalidArgument("image weights: sample " + std::to_string(i) + " has weight " +
+                                       std::to_string(weights[i]));
+      sum += weights[i];
+    }
+    if (!(sum > 0)) return Status::InvalidArgument("image weights: every weight is 0 (no sample has labels)");
+  }
+  sample_weights_ = std::move(weights);  // read by Start only, on the caller's thread
+  return Status::OK();
+}
+
 void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* dst, std::vector<NormBox>* targets,
                            ImageMeta* meta, Status* error, int64_t* replaced) {
   const int64_t batch = position / opt_.batch_size;
@@ -245,12 +273,13 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
   for (int attempt = 0; attempt <= kMaxReplacements; ++attempt) {
     SampleError failure;
     bool ok;
-    if (opt_.training && rect_.shapes.empty()) {
+    const auto [h, w] = BatchShape(batch);
+    if (opt_.training) {
       SampleRandom rng({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(opt_.rank),
                         static_cast<uint64_t>(position), static_cast<uint64_t>(attempt)});
-      ok = builder->BuildTraining(&rng, index, positions_, dst, targets, meta, &failure);
+      ok = rect_.shapes.empty() ? builder->BuildTraining(&rng, index, positions_, dst, targets, meta, &failure)
+                                : builder->BuildRectTraining(&rng, index, h, w, dst, targets, meta, &failure);
     } else {
-      const auto [h, w] = BatchShape(batch);
       ok = builder->BuildValidation(index, h, w, dst, targets, meta, &failure);
     }
     if (ok) return;
@@ -333,7 +362,8 @@ Status Loader::Impl::Next(const Batch** batch) {
   b.targets.clear();
   for (int k = 0; k < b.size; ++k)
     for (const NormBox& t : slot.targets[k])
-      b.targets.insert(b.targets.end(), {static_cast<float>(k), static_cast<float>(t.cls), t.cx, t.cy, t.w, t.h});
+      b.targets.insert(b.targets.end(),
+                       {static_cast<float>(k), opt_.single_cls ? 0.f : static_cast<float>(t.cls), t.cx, t.cy, t.w, t.h});
   slot.handed_out = true;
   *batch = &b;
   return Status::OK();
@@ -368,6 +398,7 @@ int64_t Loader::dataset_size() const { return impl_->dataset_size(); }
 int64_t Loader::samples_per_epoch() const { return impl_->samples_per_epoch(); }
 int64_t Loader::batches_per_epoch() const { return impl_->batches_per_epoch(); }
 Status Loader::Start(int64_t epoch, int64_t first_batch) { return impl_->Start(epoch, first_batch); }
+Status Loader::SetSampleWeights(std::vector<double> weights) { return impl_->SetSampleWeights(std::move(weights)); }
 Status Loader::Next(const Batch** batch) { return impl_->Next(batch); }
 void Loader::Release(const Batch* batch) { impl_->Release(batch); }
 int64_t Loader::bad_samples() const { return impl_->bad_samples(); }

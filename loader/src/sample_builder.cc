@@ -206,21 +206,23 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   return true;
 }
 
-bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes,
-                                ImageMeta* meta, SampleError* error) {
-  const int s = ctx_.img_size;
+bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
+                                std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error) {
   if (!Load(index, /*augment=*/true, error)) return false;
   const Loaded& l = *loaded_[0];
-  const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, s, s, /*scaleup=*/true);
-  cv::Mat boxed = ImageView(&mix_buffer_, s, s);
+  const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/true);
+  cv::Mat boxed = ImageView(&mix_buffer_, height, width);
   ApplyLetterbox(l.image, lb, &boxed);
   boxes->clear();
   AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes);
   // random_perspective with border 0: same size in and out.
   double scale = 1;
-  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), s, s, s, s, &scale);
+  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), width, height, width, height, &scale);
   WarpImage(boxed, m, out);
-  TransformBoxes(m, scale, s, s, boxes);
+  TransformBoxes(m, scale, width, height, boxes);
+  meta->image_id = l.image_id;
+  meta->orig_width = l.orig_w;
+  meta->orig_height = l.orig_h;
   meta->ratio_w = lb.ratio * l.image.cols / l.orig_w;
   meta->ratio_h = lb.ratio * l.image.rows / l.orig_h;
   meta->pad_w = lb.dw;
@@ -263,12 +265,27 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
       boxes.insert(boxes.end(), mix_boxes_.begin(), mix_boxes_.end());
     }
   } else {
-    if (!Letterboxed(rng, index, &img, &boxes, meta, error)) return false;
-    meta->image_id = loaded_[0]->image_id;
-    meta->orig_width = loaded_[0]->orig_w;
-    meta->orig_height = loaded_[0]->orig_h;
+    if (!Letterboxed(rng, index, s, s, &img, &boxes, meta, error)) return false;
   }
-  *targets = ToNormalized(boxes, s, s);
+  Finish(rng, img, boxes, dst, targets);
+  return true;
+}
+
+bool SampleBuilder::BuildRectTraining(SampleRandom* rng, int64_t index, int height, int width, uint8_t* dst,
+                                      std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
+  cv::Mat img = ImageView(&work_buffer_, height, width);
+  std::vector<PixelBox> boxes;
+  *meta = ImageMeta();
+  meta->dataset_index = index;
+  if (!Letterboxed(rng, index, height, width, &img, &boxes, meta, error)) return false;
+  Finish(rng, img, boxes, dst, targets);
+  return true;
+}
+
+void SampleBuilder::Finish(SampleRandom* rng, const cv::Mat& img, const std::vector<PixelBox>& boxes, uint8_t* dst,
+                           std::vector<NormBox>* targets) {
+  const Hyp& hyp = ctx_.hyp;
+  *targets = ToNormalized(boxes, img.cols, img.rows);
   // HSV, flips and the planes in one pass (WriteRgbPlanes with PlaneAugment), drawn in YOLOv5's order.
   PlaneAugment augment;
   HsvLuts luts;
@@ -285,7 +302,6 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
     for (NormBox& b : *targets) b.cx = 1 - b.cx;
   }
   WriteRgbPlanes(img, augment, dst);
-  return true;
 }
 
 bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_t* dst,

@@ -60,6 +60,12 @@ class SampleBuilder {
   bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, uint8_t* dst,
                      std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error);
 
+  // A rect training sample (YOLOv5's rect=True with augment: mosaic and mixup
+  // off): letterboxed (scaleup on) into its batch's height x width, then
+  // random_perspective, HSV and flips. dst: 3 * height * width bytes.
+  bool BuildRectTraining(SampleRandom* rng, int64_t index, int height, int width, uint8_t* dst,
+                         std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error);
+
   // load_image alone: sample `index` read, decoded and resized so that its
   // longest side is img_size, with `augment`'s interpolation. *image and
   // *record stay valid until the next call. What a pixel cache stores.
@@ -81,8 +87,12 @@ class SampleBuilder {
   bool Load(int64_t index, bool augment, SampleError* error);
   bool Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
               std::vector<PixelBox>* boxes, SampleError* error);
-  bool Letterboxed(SampleRandom* rng, int64_t index, cv::Mat* out, std::vector<PixelBox>* boxes, ImageMeta* meta,
-                   SampleError* error);
+  // The non-mosaic training path into height x width: letterbox, random_perspective (border 0).
+  bool Letterboxed(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
+                   std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error);
+  // The end of every training sample: boxes normalized, HSV and flips drawn, RGB planes into dst.
+  void Finish(SampleRandom* rng, const cv::Mat& img, const std::vector<PixelBox>& boxes, uint8_t* dst,
+              std::vector<NormBox>* targets);
 
   SampleContext ctx_;
   ffr::ReadBuffer read_buffer_;

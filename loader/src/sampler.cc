@@ -1,5 +1,6 @@
 #include "ffyolo/sampler.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "ffyolo/random.h"
@@ -31,6 +32,21 @@ std::vector<int64_t> DistributedSampler::EpochIndices(int64_t epoch) const {
   mine.reserve(per_rank_);
   for (int64_t i = options_.rank; i < total; i += options_.world_size) mine.push_back(perm[i]);
   return mine;
+}
+
+std::vector<int64_t> WeightedChoices(const std::vector<double>& weights, uint64_t seed, int64_t epoch) {
+  std::vector<double> cumulative(weights.size());
+  std::partial_sum(weights.begin(), weights.end(), cumulative.begin());
+  SampleRandom rng({seed, static_cast<uint64_t>(epoch), 0x1ae19ull});
+  std::vector<int64_t> out(weights.size());
+  if (weights.empty()) return out;
+  const double total = cumulative.back();
+  // bisect_right(cum_weights, random() * total): the first bin whose cumulative weight exceeds the draw.
+  for (int64_t& i : out)
+    i = std::min<int64_t>(std::upper_bound(cumulative.begin(), cumulative.end(), rng.Uniform() * total) -
+                              cumulative.begin(),
+                          static_cast<int64_t>(weights.size()) - 1);
+  return out;
 }
 
 }  // namespace ffyolo

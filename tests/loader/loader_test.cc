@@ -2,7 +2,9 @@
 // batches, corrupt samples, stopping mid-epoch.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <set>
 #include <opencv2/core.hpp>
 
 #include "ffr/format.h"
@@ -12,6 +14,7 @@
 #include "ffyolo/letterbox.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/rect_batches.h"
+#include "ffyolo/sampler.h"
 #include "test_dataset.h"
 #include "testing/test_env.h"
 
@@ -300,6 +303,142 @@ TEST(LoaderTest, StopsCleanlyMidEpoch) {
     EXPECT_EQ(b->epoch, 1);
     loader.reset();  // destroyed with batches outstanding and workers busy
   }
+}
+
+// The train split's rect plan at pad 0 (create_dataloader's pad for training).
+RectBatches TrainRectPlan(int batch_size, int img_size) {
+  std::unique_ptr<Dataset> d;
+  EXPECT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  LabelIndex index;
+  EXPECT_TRUE(d->LoadLabelIndex("train2017", &index).ok());
+  std::vector<int> w, h;
+  for (size_t i = 0; i < index.size(); ++i) {
+    w.push_back(static_cast<int>(index.width(i)));
+    h.push_back(static_cast<int>(index.height(i)));
+  }
+  return PlanRectBatches(w, h, batch_size, img_size, 32, 0.0);
+}
+
+TEST(LoaderTest, RectTrainingFollowsThePlanWithAugmentationAndNoMosaic) {
+  LoaderOptions o = TrainOptions(2);
+  o.rect = true;
+  o.rect_pad = 0.0;
+  o.hyp.mosaic = 1.0;  // ignored: v7.0's rect datasets never mosaic
+  o.hyp.fliplr = 0.5;
+  const RectBatches plan = TrainRectPlan(8, 128);
+  auto loader = OpenLoader(o);
+  const auto e0 = Drain(loader.get(), 0);
+  ASSERT_EQ(e0.size(), plan.shapes.size());
+  bool not_square = false;
+  size_t k = 0;
+  for (const Snapshot& s : e0) {
+    EXPECT_EQ(s.height, plan.shapes[s.index].first);
+    EXPECT_EQ(s.width, plan.shapes[s.index].second);
+    not_square |= s.height != s.width;
+    for (int64_t i : s.dataset_indices) EXPECT_EQ(i, plan.order[k++]);  // no shuffle
+  }
+  EXPECT_TRUE(not_square) << "the synthetic images should give some non-square batches";
+  // Augmented: the same images in the same order, transformed differently in another epoch.
+  const auto e1 = Drain(loader.get(), 1);
+  ASSERT_EQ(e1.size(), e0.size());
+  EXPECT_EQ(e1[0].dataset_indices, e0[0].dataset_indices);
+  EXPECT_FALSE(e1[0].images == e0[0].images);
+  // Deterministic whatever the threads, and resumable.
+  auto three = OpenLoader([&] {
+    LoaderOptions t = o;
+    t.workers = 3;
+    return t;
+  }());
+  ExpectSame(std::vector<Snapshot>(e1.begin() + 1, e1.end()), Drain(three.get(), 1, 1));
+  // Metadata of a letterboxed image, never a mosaic.
+  ASSERT_TRUE(loader->Start(0).ok());
+  const Batch* b = nullptr;
+  ASSERT_TRUE(loader->Next(&b).ok());
+  ASSERT_NE(b, nullptr);
+  for (int i = 0; i < b->size; ++i) {
+    EXPECT_FALSE(b->meta[i].mosaic);
+    EXPECT_GT(b->meta[i].orig_width, 0);
+  }
+  loader->Release(b);
+}
+
+TEST(LoaderTest, RectTrainingRefusesSeveralRanks) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  LoaderOptions o = TrainOptions(1);
+  o.rect = true;
+  o.world_size = 2;
+  std::unique_ptr<Loader> loader;
+  EXPECT_TRUE(Loader::Open(*d, o, &loader).IsInvalidArgument());
+}
+
+TEST(LoaderTest, SingleClsMakesEveryTargetClassZero) {
+  LoaderOptions o = TrainOptions(2);
+  auto multi = OpenLoader(o);
+  o.single_cls = true;
+  auto single = OpenLoader(o);
+  const auto a = Drain(multi.get(), 0), b = Drain(single.get(), 0);
+  ASSERT_EQ(a.size(), b.size());
+  bool other_class = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].targets.size(), b[i].targets.size());
+    EXPECT_TRUE(a[i].images == b[i].images);
+    for (size_t t = 0; t < a[i].targets.size(); t += 6) {
+      other_class |= a[i].targets[t + 1] != 0;
+      EXPECT_EQ(b[i].targets[t + 1], 0.f);
+      for (int c : {0, 2, 3, 4, 5}) EXPECT_EQ(a[i].targets[t + c], b[i].targets[t + c]);
+    }
+  }
+  EXPECT_TRUE(other_class) << "the synthetic data should have several classes";
+}
+
+TEST(LoaderTest, SampleWeightsDrawTheSameListOnEveryRankAndResume) {
+  LoaderOptions o = TrainOptions(2);
+  std::vector<double> weights(48, 0.0);
+  weights[3] = 1, weights[7] = 2, weights[40] = 5;
+  const std::multiset<int64_t> expected_e0 = [&] {
+    const std::vector<int64_t> v = WeightedChoices(weights, o.seed, 0);
+    return std::multiset<int64_t>(v.begin(), v.end());
+  }();
+  EXPECT_EQ(expected_e0.count(3) + expected_e0.count(7) + expected_e0.count(40), 48u);
+  o.world_size = 2;
+  std::multiset<int64_t> read;
+  for (int r = 0; r < 2; ++r) {
+    o.rank = r;
+    auto loader = OpenLoader(o);
+    ASSERT_TRUE(loader->SetSampleWeights(weights).ok());
+    for (const Snapshot& s : Drain(loader.get(), 0)) read.insert(s.dataset_indices.begin(), s.dataset_indices.end());
+  }
+  EXPECT_EQ(read, expected_e0);  // the ranks' shards make up the one weighted list
+  // One rank: a resumed epoch redraws the same list; another epoch draws another.
+  o = TrainOptions(2);
+  auto loader = OpenLoader(o);
+  ASSERT_TRUE(loader->SetSampleWeights(weights).ok());
+  const auto full = Drain(loader.get(), 2);
+  auto fresh = OpenLoader(o);
+  ASSERT_TRUE(fresh->SetSampleWeights(weights).ok());
+  ExpectSame(std::vector<Snapshot>(full.begin() + 3, full.end()), Drain(fresh.get(), 2, 3));
+  EXPECT_NE(WeightedChoices(weights, o.seed, 2), WeightedChoices(weights, o.seed, 3));
+  // Cleared: every sample once again.
+  ASSERT_TRUE(loader->SetSampleWeights({}).ok());
+  std::set<int64_t> all;
+  for (const Snapshot& s : Drain(loader.get(), 0)) all.insert(s.dataset_indices.begin(), s.dataset_indices.end());
+  EXPECT_EQ(all.size(), 48u);
+}
+
+TEST(LoaderTest, BadSampleWeightsAreRejected) {
+  auto loader = OpenLoader(TrainOptions(1));
+  EXPECT_TRUE(loader->SetSampleWeights(std::vector<double>(47, 1.0)).IsInvalidArgument());
+  EXPECT_TRUE(loader->SetSampleWeights(std::vector<double>(48, 0.0)).IsInvalidArgument());
+  std::vector<double> w(48, 1.0);
+  w[5] = -1;
+  EXPECT_TRUE(loader->SetSampleWeights(w).IsInvalidArgument());
+  w[5] = std::nan("");
+  EXPECT_TRUE(loader->SetSampleWeights(w).IsInvalidArgument());
+  LoaderOptions o = TrainOptions(1);
+  o.rect = true;
+  auto rect = OpenLoader(o);
+  EXPECT_TRUE(rect->SetSampleWeights(std::vector<double>(48, 1.0)).IsInvalidArgument());
 }
 
 TEST(LoaderTest, BadOptionsAreRejected) {

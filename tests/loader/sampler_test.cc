@@ -119,5 +119,25 @@ TEST(SampleRandomTest, BetaSymmetricHasTheRightMoments) {
   EXPECT_NEAR(sq / n - mean * mean, 1.0 / 260, 0.0004);
 }
 
+TEST(WeightedChoicesTest, DrawsInProportionToTheWeights) {
+  std::vector<double> weights(4000, 0.0);
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = i % 4 == 1 ? 1.0 : i % 4 == 3 ? 3.0 : 0.0;
+  const std::vector<int64_t> drawn = WeightedChoices(weights, 11, 0);
+  ASSERT_EQ(drawn.size(), weights.size());
+  int64_t ones = 0, threes = 0;
+  for (int64_t i : drawn) {
+    ASSERT_GE(i, 0);
+    ASSERT_LT(i, 4000);
+    ASSERT_GT(weights[i], 0) << "drew " << i << ", of weight 0";
+    (i % 4 == 1 ? ones : threes)++;
+  }
+  // Expected 1000 and 3000; a binomial's standard deviation here is about 27.
+  EXPECT_NEAR(ones, 1000, 150);
+  EXPECT_NEAR(threes, 3000, 150);
+  EXPECT_EQ(drawn, WeightedChoices(weights, 11, 0));  // a function of (seed, epoch)
+  EXPECT_NE(drawn, WeightedChoices(weights, 11, 1));
+  EXPECT_NE(drawn, WeightedChoices(weights, 12, 0));
+}
+
 }  // namespace
 }  // namespace ffyolo

@@ -108,6 +108,11 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   info->opt_yaml = ReadString(archive_, "opt");
   info->hyp_yaml = ReadString(archive_, "hyp");
   info->date = ReadString(archive_, "date");
+  torch::Tensor maps;
+  if (archive_.try_read("maps", maps)) {
+    maps = maps.to(torch::kDouble).contiguous();
+    info->maps.assign(maps.data_ptr<double>(), maps.data_ptr<double>() + maps.numel());
+  }
   return ffr::Status::OK();
 }
 
@@ -186,6 +191,7 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
     archive.write("opt", c10::IValue(info.opt_yaml));
     archive.write("hyp", c10::IValue(info.hyp_yaml));
     archive.write("date", c10::IValue(info.date));
+    if (!info.maps.empty()) archive.write("maps", torch::tensor(info.maps, torch::kDouble));
     archive.write("torch_version", c10::IValue(std::string(compat::TorchVersion())));
     WriteModel(&archive, "model.", model);
     if (ema) WriteModel(&archive, "ema.", *ema);

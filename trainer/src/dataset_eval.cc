@@ -13,13 +13,13 @@ double Round(double v, int decimals) {
 }
 
 // The sample's non-crowd boxes in original pixels: val.py's labels.
-std::vector<ValLabel> Labels(const LabelIndex& index, size_t i) {
+std::vector<ValLabel> Labels(const LabelIndex& index, size_t i, bool single_cls) {
   std::vector<ValLabel> labels;
   const double w = index.width(i), h = index.height(i);
   for (size_t k = 0; k < index.box_count(i); ++k) {
     const Box& b = index.boxes(i)[k];
     if (b.iscrowd) continue;
-    labels.push_back({b.class_index, (b.cx - b.w / 2) * w, (b.cy - b.h / 2) * h, (b.cx + b.w / 2) * w,
+    labels.push_back({single_cls ? 0 : b.class_index, (b.cx - b.w / 2) * w, (b.cy - b.h / 2) * h, (b.cx + b.w / 2) * w,
                       (b.cy + b.h / 2) * h});
   }
   return labels;
@@ -27,15 +27,15 @@ std::vector<ValLabel> Labels(const LabelIndex& index, size_t i) {
 
 }  // namespace
 
-DatasetEvaluator::DatasetEvaluator(const Manifest& manifest, const LabelIndex& index)
-    : manifest_(manifest), index_(index), seen_(index.size(), false) {
+DatasetEvaluator::DatasetEvaluator(const Manifest& manifest, const LabelIndex& index, bool single_cls)
+    : manifest_(manifest), index_(index), single_cls_(single_cls), seen_(index.size(), false) {
   for (size_t c = 0; c < manifest.category_ids.size(); ++c) class_of_category_[manifest.category_ids[c]] = static_cast<int>(c);
   for (size_t i = 0; i < index.size(); ++i) {
     image_index_[index.image_id(i)] = i;
     ground_truth_.image_ids.push_back(index.image_id(i));
     const auto add = [&](uint16_t class_index, bool iscrowd, const std::array<double, 4>& bbox, double area) {
       ground_truth_.annotations.push_back(
-          {index.image_id(i), manifest.category_ids[class_index], bbox, area, iscrowd});
+          {index.image_id(i), manifest.category_ids[single_cls ? 0 : class_index], bbox, area, iscrowd});
     };
     if (index.has_eval_boxes()) {  // the COCO JSON's own numbers: pycocotools' ground truth
       for (size_t k = 0; k < index.eval_box_count(i); ++k) {
@@ -54,11 +54,11 @@ DatasetEvaluator::DatasetEvaluator(const Manifest& manifest, const LabelIndex& i
 
 void DatasetEvaluator::AddImage(size_t index, const std::vector<ValPrediction>& predictions) {
   seen_[index] = true;
-  metrics_.AddImage(predictions, Labels(index_, index));
+  metrics_.AddImage(predictions, Labels(index_, index, single_cls_));
   for (const ValPrediction& p : predictions) {
     CocoDetection d;
     d.image_id = index_.image_id(index);
-    d.category_id = manifest_.category_ids[p.cls];
+    d.category_id = manifest_.category_ids[single_cls_ ? 0 : p.cls];
     d.bbox = {Round(p.x1, 3), Round(p.y1, 3), Round(p.x2 - p.x1, 3), Round(p.y2 - p.y1, 3)};
     d.score = Round(p.conf, 5);
     detections_.push_back(d);
@@ -78,14 +78,14 @@ ffr::Status DatasetEvaluator::AddCocoResults(const std::vector<CocoDetection>& d
       return ffr::Status::InvalidArgument(where + ": detection " + std::to_string(k) + " has category_id " +
                                           std::to_string(d.category_id) + ", which is not in the dataset");
     per_image[img->second].push_back(
-        {d.bbox[0], d.bbox[1], d.bbox[0] + d.bbox[2], d.bbox[1] + d.bbox[3], d.score, cls->second});
+        {d.bbox[0], d.bbox[1], d.bbox[0] + d.bbox[2], d.bbox[1] + d.bbox[3], d.score, single_cls_ ? 0 : cls->second});
   }
   for (size_t i = 0; i < per_image.size(); ++i) {
     // val.py sees each image's NMS output sorted by confidence.
     std::stable_sort(per_image[i].begin(), per_image[i].end(),
                      [](const ValPrediction& a, const ValPrediction& b) { return a.conf > b.conf; });
     seen_[i] = true;
-    metrics_.AddImage(per_image[i], Labels(index_, i));
+    metrics_.AddImage(per_image[i], Labels(index_, i, single_cls_));
   }
   detections_.insert(detections_.end(), detections.begin(), detections.end());
   return ffr::Status::OK();

@@ -38,6 +38,10 @@ void VisitSavedFields(Options& o, Visit&& visit) {
   visit("nosave", o.nosave);
   visit("train_split", o.train_split);
   visit("val_split", o.val_split);
+  visit("rect", o.rect);
+  visit("image_weights", o.image_weights);
+  visit("single_cls", o.single_cls);
+  visit("quad", o.quad);
   visit("threads", o.threads);
   visit("sync_bn", o.sync_bn);
   visit("noautoanchor", o.noautoanchor);

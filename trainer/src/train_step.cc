@@ -79,7 +79,7 @@ LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, cons
   // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
   const torch::Tensor total = parts.world > 1 ? loss.total * parts.world : loss.total;
   if (parts.gradient_sync) parts.gradient_sync->Prepare(update);  // accumulation steps do not communicate
-  parts.scaler->Scale(total).backward();
+  parts.scaler->Scale(parts.quad ? total * 4 : total).backward();
   if (parts.gradient_sync) parts.gradient_sync->Finish();
   if (update) {
     parts.scaler->Unscale(*parts.optimizer);

@@ -23,6 +23,7 @@
 #include "ffyolo/grad_scaler.h"
 #include "ffyolo/gradient_sync.h"
 #include "ffyolo/hyp.h"
+#include "ffyolo/image_weights.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/loss.h"
 #include "ffyolo/model.h"
@@ -30,6 +31,7 @@
 #include "ffyolo/model_summary.h"
 #include "ffyolo/multi_scale.h"
 #include "ffyolo/pixel_cache.h"
+#include "ffyolo/quad_collate.h"
 #include "ffyolo/schedule.h"
 #include "ffyolo/torch_compat.h"
 #include "ffyolo/train_step.h"
@@ -93,6 +95,7 @@ struct Trainer::State {
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<Dataset> dataset;
   int64_t nc = 0;
+  std::vector<std::string> names;  // the dataset's, or {"item"} with --single-cls
   std::unique_ptr<GradientSync> gradient_sync;
   PinnedBatchAllocator pinned;
   LoaderOptions loader_options;
@@ -102,6 +105,11 @@ struct Trainer::State {
   std::unique_ptr<Validator> validator;  // rank 0 validates; the others wait for it
   std::unique_ptr<Schedule> schedule;
   std::unique_ptr<ComputeLoss> compute_loss;
+  // --image-weights: each training image's label classes, model.class_weights, and the per-class mAP50-95 of
+  // the last validation (rank 0's, broadcast), from which each epoch's image weights follow.
+  std::vector<std::vector<int>> label_classes;
+  std::vector<float> class_weights;
+  std::vector<double> maps;
   TrainSummary summary;
   torch::Tensor epoch_loss;       // the running mean of this epoch's loss items
   bool stop_after_epoch = false;  // a stop came during the epoch's last steps
@@ -183,6 +191,15 @@ Status Trainer::State::CheckOptions() {
   if (opt.batch_size % world != 0)
     return Status::InvalidArgument("--batch " + std::to_string(opt.batch_size) + " is not divisible by the " +
                                    std::to_string(world) + " ranks (--batch is the total over all ranks)");
+  if (opt.rect && world > 1)
+    return Status::InvalidArgument("--rect trains on one rank only (v7.0's DDP sampler mixes rect batches of "
+                                   "different shapes)");
+  if (opt.rect && opt.image_weights)
+    return Status::InvalidArgument("--rect and --image-weights: weighted draws would mix rect batches of different "
+                                   "shapes");
+  if (opt.quad && opt.batch_size / world < 4)
+    return Status::InvalidArgument("--quad needs a batch of at least 4 images per rank (it makes 1 of each 4)");
+  if (opt.rect && main_rank) Warn("--rect is incompatible with DataLoader shuffle, setting shuffle=False");
   return Status::OK();
 }
 
@@ -206,6 +223,11 @@ Status Trainer::State::SetUpDevice() {
 Status Trainer::State::OpenRunDirectory() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
   nc = static_cast<int64_t>(dataset->num_classes());
+  names = dataset->manifest().names;
+  if (opt.single_cls) {  // train.py: nc = 1, names = ['item'] unless the data has one class already
+    if (nc != 1) names = {"item"};
+    nc = 1;
+  }
   if (!main_rank) return Status::OK();
   ffr::Env* env = opt.env;
   if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
@@ -348,6 +370,10 @@ Status Trainer::State::SetUpData() {
   lo.seed = opt.seed;
   lo.workers = std::max(1, std::min(opt.workers, cpus));
   lo.allocator = cuda ? &pinned : nullptr;
+  lo.rect = opt.rect;
+  lo.rect_pad = 0.0;  // create_dataloader's pad for training
+  lo.shuffle = !opt.rect;
+  lo.single_cls = opt.single_cls;
   lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
   if (cache) {
     FFR_RETURN_IF_ERROR(SetUpPixelCache(opt.train_split, /*training=*/true));
@@ -355,6 +381,13 @@ Status Trainer::State::SetUpData() {
     lo.reader = cache_reader;
   }
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
+  if (opt.image_weights) {
+    LabelIndex index;
+    FFR_RETURN_IF_ERROR(dataset->LoadLabelIndex(loader->split(), &index));
+    label_classes = ImageLabelClasses(index, opt.single_cls);
+    class_weights = ModelClassWeights(label_classes, static_cast<int>(nc));
+    maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
+  }
   transfer = std::make_unique<BatchTransfer>(loader.get(), device);
   std::string val_split = opt.val_split;
   if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) val_split = loader->split();
@@ -366,6 +399,7 @@ Status Trainer::State::SetUpData() {
   vo.img_size = opt.img_size;
   vo.batch_size = opt.batch_size * 2;
   vo.workers = lo.workers;
+  vo.single_cls = opt.single_cls;
   if (cache && !opt.noval && main_rank) {  // as train.py: no validation cache with --noval
     FFR_RETURN_IF_ERROR(SetUpPixelCache(val_split, /*training=*/false));
     vo.pixel_cache = true;
@@ -434,6 +468,7 @@ Status Trainer::State::SaveCheckpoint(const std::string& path, int64_t epoch, in
   info.loss_scale = scaler->enabled() ? scaler->scale() : 65536;
   info.scale_growth_tracker = scaler->enabled() ? scaler->growth_tracker() : 0;
   info.date = Now();
+  if (opt.image_weights) info.maps = maps;
   return ffyolo::SaveCheckpoint(path, info, *model, &ema->model(), optimizer.get(), opt.env);
 }
 
@@ -442,12 +477,14 @@ Status Trainer::State::RunEpoch() {
   const int64_t nb = loader->batches_per_epoch();
   const int64_t i0 = position.next_batch;
   model->train();
+  if (opt.image_weights)
+    FFR_RETURN_IF_ERROR(loader->SetSampleWeights(ImageWeights(label_classes, class_weights, maps)));
   FFR_RETURN_IF_ERROR(transfer->Start(epoch, i0));
   epoch_loss = torch::zeros({3}, torch::TensorOptions().device(device));
   optimizer->zero_grad();
   report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
   const TrainStepParts step_parts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(),
-                                  ema.get(),   gradient_sync.get(), amp,          world};
+                                  ema.get(),   gradient_sync.get(), amp,          world, opt.quad};
   TrainBatchEnd be;
   be.epoch = epoch;
   be.epochs = opt.epochs;
@@ -456,12 +493,18 @@ Status Trainer::State::RunEpoch() {
     DeviceBatch batch;
     FFR_RETURN_IF_ERROR(transfer->Next(&batch));
     if (!batch.host) break;
+    if (opt.quad) {
+      const int groups = batch.host->size / 4;
+      if (groups == 0) break;  // a last batch of fewer than 4 images (v7.0's collate_fn4 fails on it)
+      QuadCollate(batch.images, batch.targets, DrawQuadUpsample(opt.seed, epoch, rank, i, groups), &batch.images,
+                  &batch.targets);
+    }
     const int64_t ni = i + nb * epoch;
     const Schedule::Step step = schedule->At(ni, epoch);
     for (int g = 0; g < 3; ++g) SetGroupLrMomentum(optimizer->param_groups()[g], step.lr[g], step.momentum);
     if (epoch == 0 && i == 0 && main_rank) {
       GridOptions go;
-      go.names = dataset->manifest().names;
+      go.names = names;
       WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
     }
     torch::Tensor images = batch.images;
@@ -475,7 +518,7 @@ Status Trainer::State::RunEpoch() {
     // The loss values cross to the host (a wait for the GPU) only every few batches on CUDA: enough for the
     // progress line, which redraws ten times a second at most.
     be.batch = i;
-    be.instances = static_cast<int64_t>(batch.host->num_targets());
+    be.instances = batch.targets.size(0);  // after --quad's collate, as train.py counts them
     be.size = static_cast<int>(images.size(3));
     if (!cuda || (i - i0) % kCudaLossReadInterval == 0 || i + 1 == nb) {
       const torch::Tensor host = torch::cat({loss.items.detach(), epoch_loss}).cpu();
@@ -525,6 +568,7 @@ Status Trainer::State::EndEpoch() {
       r.val_box = vout.loss[0];
       r.val_obj = vout.loss[1];
       r.val_cls = vout.loss[2];
+      if (opt.image_weights) maps = ClassMaps(vout.result.metrics, static_cast<int>(nc));
     }
     const double fitness = Fitness(r.map50, r.map);
     summary.results.push_back(r);
@@ -549,6 +593,12 @@ Status Trainer::State::EndEpoch() {
            " epochs. Best results observed at epoch " + std::to_string(position.best_epoch));
   }
   stop_early = Agreed(stop_early);  // the other ranks wait here while rank 0 validates and saves
+  if (comm && opt.image_weights) {  // every rank draws the next epoch's images from rank 0's mAPs
+    torch::Tensor t = torch::tensor(maps, torch::kDouble).to(device);
+    comm->Broadcast({t}, 0);
+    t = t.cpu().contiguous();
+    maps.assign(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  }
   summary.epochs_run++;
   position.epoch = epoch + 1;
   position.next_batch = 0;
@@ -620,7 +670,7 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
   start.batches_per_epoch = s->loader->batches_per_epoch();
   start.rank = s->rank;
   start.world_size = s->world;
-  start.names = s->dataset->manifest().names;
+  start.names = s->names;
   s->done = s->position.epoch >= s->opt.epochs;
   s->report().OnTrainStart(start);
   out->reset(new Trainer(std::move(s)));

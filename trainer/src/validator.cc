@@ -28,6 +28,7 @@ ffr::Status Validator::Open(const Dataset& dataset, const ValidatorOptions& opti
   lo.workers = options.workers;
   lo.pixel_cache = options.pixel_cache;
   lo.reader = options.reader;
+  lo.single_cls = options.single_cls;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &v->loader_));
   v->split_ = v->loader_->split();
   FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(v->split_, &v->index_));
@@ -48,7 +49,7 @@ ffr::Status Validator::Run(YoloModel& model, const ComputeLoss* loss, bool half,
     }
   } float_again{model, half};
   if (half) model.to(torch::kHalf);
-  DatasetEvaluator evaluator(dataset_.manifest(), index_);
+  DatasetEvaluator evaluator(dataset_.manifest(), index_, options_.single_cls);
   *out = ValidationOutput();
   torch::Tensor loss_sum = torch::zeros({3});
   int64_t batches = 0;

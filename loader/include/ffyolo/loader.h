@@ -30,8 +30,13 @@ struct LoaderOptions {
   bool training = true;     // mosaic and augmentation; false: letterbox only
   int img_size = 640;
   int batch_size = 16;      // per rank
-  bool rect = false;        // rectangular batches (always on when !training)
+  // Rectangular batches (always on when !training). Training with them is
+  // YOLOv5's --rect: no mosaic (letterbox, random_perspective, HSV, flips), the
+  // batches in aspect-ratio order, one rank only (v7.0's DDP sampler would mix
+  // batches of different shapes).
+  bool rect = false;
   double rect_pad = 0.5;    // YOLOv5: 0.5 for validation, 0 for rect training
+  bool single_cls = false;  // every target of class 0 (--single-cls)
   int stride = 32;
   Hyp hyp;
   int rank = 0, world_size = 1;
@@ -72,6 +77,12 @@ class Loader {
   // Starts producing the batches of `epoch` from batch `first_batch` on (resume).
   // Stops any epoch in progress.
   Status Start(int64_t epoch, int64_t first_batch = 0);
+  // --image-weights: from the next Start on, an epoch reads n samples drawn
+  // with replacement, sample i with probability weights[i] / sum (YOLOv5's
+  // random.choices), from (seed, epoch) alone: every rank draws the same list
+  // and reads its shard of it, and a resumed epoch draws it again. Empty:
+  // every sample once. Training without rect batches only.
+  Status SetSampleWeights(std::vector<double> weights);
   // The next batch in order; nullptr after the epoch's last batch. The batch
   // stays valid until Release or the next Start.
   Status Next(const Batch** batch);

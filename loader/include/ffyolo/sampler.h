@@ -35,4 +35,10 @@ class DistributedSampler {
   int64_t per_rank_;
 };
 
+// n = weights.size() indices drawn with replacement, i with probability
+// weights[i] / sum (random.choices(range(n), weights, k=n): a uniform draw
+// into the cumulative weights), from (seed, epoch) alone. The weights are
+// finite, non-negative and not all 0.
+std::vector<int64_t> WeightedChoices(const std::vector<double>& weights, uint64_t seed, int64_t epoch);
+
 }  // namespace ffyolo

@@ -46,5 +46,39 @@ TEST(DatasetEvalTest, FixtureDetectionsGivePycocotoolsStats) {
   EXPECT_NE(s.message().find("dets.json: detection 0"), std::string::npos) << s.message();
 }
 
+// --single-cls: every label and detection counts as class 0. Class-0 detections on every label's box are then
+// all right; scored with the dataset's classes, only those on class-0 labels are.
+TEST(DatasetEvalTest, SingleClsScoresEveryLabelAsClassZero) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  testing::ScratchDir dir("single_cls");
+  PackOptions po;
+  po.source = coco128;
+  po.output = dir / "c.ffr";
+  PackSummary ps;
+  ASSERT_TRUE(Pack(po, &ps).ok());
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(po.output, &d).ok());
+  LabelIndex index;
+  ASSERT_TRUE(d->LoadLabelIndex("train2017", &index).ok());
+  DatasetEvaluator single(d->manifest(), index, /*single_cls=*/true), multi(d->manifest(), index);
+  for (size_t i = 0; i < index.size(); ++i) {
+    std::vector<ValPrediction> preds;
+    const double w = index.width(i), h = index.height(i);
+    for (size_t k = 0; k < index.box_count(i); ++k) {
+      const Box& b = index.boxes(i)[k];
+      if (!b.iscrowd)
+        preds.push_back({(b.cx - b.w / 2) * w, (b.cy - b.h / 2) * h, (b.cx + b.w / 2) * w, (b.cy + b.h / 2) * h, 0.9, 0});
+    }
+    single.AddImage(i, preds);
+    multi.AddImage(i, preds);
+  }
+  const DatasetEvalResult s = single.Finish(), m = multi.Finish();
+  ASSERT_EQ(s.metrics.classes.size(), 1u);
+  EXPECT_GT(s.metrics.map50, 0.99);
+  EXPECT_GT(s.coco[1], 0.99);  // COCO AP50, every annotation under the first category
+  EXPECT_LT(m.metrics.map50, 0.5);
+  EXPECT_LT(m.coco[1], 0.5);
+}
+
 }  // namespace
 }  // namespace ffyolo

@@ -36,6 +36,8 @@ struct CheckpointInfo {
   std::string opt_yaml;     // the run's options
   std::string hyp_yaml;     // its hyperparameters
   std::string date;
+  // --image-weights: the per-class mAP50-95 the next epoch's image weights use (empty without).
+  std::vector<double> maps;
 };
 
 // Writes `path` atomically through `env`. `ema` and `optimizer` may be null (stripped weights).

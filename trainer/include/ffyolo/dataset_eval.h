@@ -29,7 +29,8 @@ struct DatasetEvalResult {
 
 class DatasetEvaluator {
  public:
-  DatasetEvaluator(const Manifest& manifest, const LabelIndex& index);
+  // single_cls (--single-cls): every label and detection counts as class 0, the manifest's first category.
+  DatasetEvaluator(const Manifest& manifest, const LabelIndex& index, bool single_cls = false);
 
   // The detections of sample `index`, boxes [x1, y1, x2, y2] in original pixels.
   void AddImage(size_t index, const std::vector<ValPrediction>& predictions);
@@ -48,6 +49,7 @@ class DatasetEvaluator {
  private:
   const Manifest& manifest_;
   const LabelIndex& index_;
+  bool single_cls_;
   CocoGroundTruth ground_truth_;
   std::vector<CocoDetection> detections_;
   ValMetricsAccumulator metrics_;

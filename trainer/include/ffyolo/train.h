@@ -53,6 +53,12 @@ struct TrainOptions {
   // the ranks of a machine share one copy in the page cache. "": decode JPEGs.
   std::string cache;
   std::string train_split, val_split;     // "" = train* / val* (the training split when there is no other)
+  // train.py's data flags: --rect batches in aspect-ratio order without mosaic (one rank),
+  // --image-weights class-weighted sampling each epoch, --single-cls one class 'item', --quad collate_fn4.
+  bool rect = false;
+  bool image_weights = false;
+  bool single_cls = false;
+  bool quad = false;
   int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.

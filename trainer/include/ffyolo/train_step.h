@@ -48,6 +48,7 @@ struct TrainStepParts {
   GradientSync* gradient_sync = nullptr;  // null: one process
   bool amp = false;                       // autocast the forward pass (CUDA)
   int world = 1;                          // ranks whose gradients are averaged
+  bool quad = false;                      // --quad: train.py's loss *= 4
 };
 
 // Forward (under autocast when amp), the loss in float, the scaled backward

@@ -29,6 +29,7 @@ struct ValidatorOptions {
   int workers = 4;
   bool pixel_cache = false;   // read the split's validation pixel cache (LoaderOptions::pixel_cache)
   ffr::ReaderOptions reader;  // how the loader reads
+  bool single_cls = false;    // --single-cls: every label class 0 (DatasetEvaluator)
   NmsOptions nms{/*conf_thres=*/0.001, /*iou_thres=*/0.6, /*agnostic=*/false, /*multi_label=*/true, /*max_det=*/300,
                  /*classes=*/{}};
   // Batch images: progress callback (done, total) after each batch.
