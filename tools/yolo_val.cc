@@ -37,6 +37,7 @@ int Main(int argc, char** argv) {
   app.add_option("--conf-thres", o.conf_thres, "Confidence threshold");
   app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold");
   app.add_option("--max-det", o.max_det, "Maximum detections per image");
+  app.add_flag("--single-cls", o.single_cls, "treat as single-class dataset");
   app.add_option("--device", o.device, "cuda device, i.e. 0 or cpu (default: GPU 0 if any, else cpu)");
   app.add_option("--workers", o.workers, "Loader threads");
   app.add_option("--threads", o.threads, "Torch threads");
@@ -75,10 +76,12 @@ int Main(int argc, char** argv) {
     std::vector<ffyolo::CocoDetection> dets;
     if (s.ok()) s = ffyolo::LoadCocoDetections(predictions, &dets);
     if (!s.ok()) return Fail(s);
-    ffyolo::DatasetEvaluator evaluator(dataset->manifest(), index);
+    ffyolo::DatasetEvaluator evaluator(dataset->manifest(), index, o.single_cls);
     if (!(s = evaluator.AddCocoResults(dets, predictions)).ok()) return Fail(s);
     const ffyolo::DatasetEvalResult result = evaluator.Finish();
-    std::printf("%s", ffyolo::FormatEvalReport(result, dataset->manifest().names, verbose).c_str());
+    const std::vector<std::string>& names = dataset->manifest().names;
+    std::printf("%s",
+                ffyolo::FormatEvalReport(result, o.single_cls ? ffyolo::SingleClassNames(names) : names, verbose).c_str());
     s = save_stats(result);
     return s.ok() ? 0 : Fail(s);
   }

@@ -27,6 +27,10 @@ std::vector<ValLabel> Labels(const LabelIndex& index, size_t i, bool single_cls)
 
 }  // namespace
 
+std::vector<std::string> SingleClassNames(const std::vector<std::string>& names) {
+  return names.size() == 1 ? names : std::vector<std::string>{"item"};
+}
+
 DatasetEvaluator::DatasetEvaluator(const Manifest& manifest, const LabelIndex& index, bool single_cls)
     : manifest_(manifest), index_(index), single_cls_(single_cls), seen_(index.size(), false) {
   for (size_t c = 0; c < manifest.category_ids.size(); ++c) class_of_category_[manifest.category_ids[c]] = static_cast<int>(c);

@@ -224,8 +224,8 @@ Status Trainer::State::OpenRunDirectory() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
   nc = static_cast<int64_t>(dataset->num_classes());
   names = dataset->manifest().names;
-  if (opt.single_cls) {  // train.py: nc = 1, names = ['item'] unless the data has one class already
-    if (nc != 1) names = {"item"};
+  if (opt.single_cls) {
+    names = SingleClassNames(names);
     nc = 1;
   }
   if (!main_rank) return Status::OK();

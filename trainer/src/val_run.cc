@@ -20,9 +20,12 @@ ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::
   std::shared_ptr<YoloModel> model;
   CheckpointInfo info;
   FFR_RETURN_IF_ERROR(LoadCheckpointModel(o.weights, /*prefer_ema=*/true, &model, &info));
-  if (static_cast<size_t>(model->nc()) != dataset->num_classes())
-    return ffr::Status::InvalidArgument(o.weights + ": a model of " + std::to_string(model->nc()) + " classes, " +
-                                        o.data + " has " + std::to_string(dataset->num_classes()));
+  const size_t nc = o.single_cls ? 1 : dataset->num_classes();
+  if (static_cast<size_t>(model->nc()) != nc)
+    return ffr::Status::InvalidArgument(
+        o.weights + ": a model of " + std::to_string(model->nc()) + " classes, " + o.data + " has " +
+        std::to_string(dataset->num_classes()) + (o.single_cls ? " (scored as 1 with --single-cls)" : "") +
+        (model->nc() == 1 && !o.single_cls ? ": a model trained with --single-cls needs --single-cls here too" : ""));
   model->to(device);
   ValidatorOptions vo;
   vo.split = o.split;
@@ -34,10 +37,11 @@ ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::
   vo.nms.conf_thres = o.conf_thres;
   vo.nms.iou_thres = o.iou_thres;
   vo.nms.max_det = o.max_det;
+  vo.single_cls = o.single_cls;
   std::unique_ptr<Validator> validator;
   FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
   FFR_RETURN_IF_ERROR(validator->Run(*model, nullptr, false, out));
-  *names = dataset->manifest().names;
+  *names = o.single_cls ? SingleClassNames(dataset->manifest().names) : dataset->manifest().names;
   return ffr::Status::OK();
 }
 

@@ -17,6 +17,7 @@
 #include "ffyolo/random.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/train.h"
+#include "ffyolo/val_run.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"
 
@@ -215,6 +216,24 @@ TEST(DataFlagsTrainTest, SingleClsTrainsOneClassNamedItem) {
   ASSERT_TRUE(ReadCheckpointInfo(summary.save_dir + "/weights/last.pt", &info).ok());
   EXPECT_EQ(info.nc, 1);
   for (const auto& items : r.items) EXPECT_EQ(items[2], 0.0);  // one class: no classification loss
+
+  // yolo-val's way: the one-class model scores the multi-class data only with --single-cls.
+  ValRunOptions vo;
+  vo.data = o.data;
+  vo.weights = summary.save_dir + "/weights/last.pt";
+  vo.img_size = o.img_size;
+  vo.workers = 1;
+  vo.threads = 1;
+  ValidationOutput out;
+  std::vector<std::string> names;
+  s = ValidateWeights(vo, &out, &names);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("needs --single-cls here too"), std::string::npos) << s.message();
+  vo.single_cls = true;
+  s = ValidateWeights(vo, &out, &names);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(names, std::vector<std::string>{"item"});
+  EXPECT_GT(out.result.images, 0);
 }
 
 TEST(DataFlagsTrainTest, QuadTrainsOnDoubleSizeImages) {

@@ -27,6 +27,10 @@ struct DatasetEvalResult {
   int64_t detections = 0;
 };
 
+// The class names under --single-cls, as train.py and val.py name them: ['item'], unless the data has one
+// class already.
+std::vector<std::string> SingleClassNames(const std::vector<std::string>& names);
+
 class DatasetEvaluator {
  public:
   // single_cls (--single-cls): every label and detection counts as class 0, the manifest's first category.

@@ -21,6 +21,7 @@ struct ValRunOptions {
   double conf_thres = 0.001;
   double iou_thres = 0.6;
   int max_det = 300;
+  bool single_cls = false;  // --single-cls: the data scored as one class (a model trained with --single-cls)
 };
 
 // Validates the checkpoint's EMA weights (or model weights when it has no EMA).
