@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +31,12 @@ ScratchDir::~ScratchDir() {
 std::string SharedPath(const std::string& relative) {
   std::string p = std::string(FFYOLO_SHARED_DIR) + "/" + relative;
   return fs::exists(p) ? p : std::string();
+}
+
+std::string ReferencePython() {
+  const char* venv = std::getenv("REF_VENV");
+  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
+  return access(python.c_str(), X_OK) == 0 ? python : std::string();
 }
 
 std::string ReadFileToString(const std::string& path) {

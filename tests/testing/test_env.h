@@ -23,6 +23,11 @@ class ScratchDir {
 // ../shared/<relative>, or "" when ../shared is absent.
 std::string SharedPath(const std::string& relative);
 
+// The Python of the Ultralytics v7.0 reference environment ($REF_VENV, else
+// .venv-ref in the source tree, made by scripts/reference-venv.sh), or "" when
+// there is none.
+std::string ReferencePython();
+
 // Reads a whole file into a string (empty on failure).
 std::string ReadFileToString(const std::string& path);
 // Writes a whole file; returns false on failure.
@@ -34,3 +39,10 @@ bool WriteStringToFile(const std::string& path, const std::string& data);
 #define FFYOLO_REQUIRE_SHARED(var, rel)                                             \
   const std::string var = ::ffyolo::testing::SharedPath(rel);                      \
   if (var.empty()) GTEST_SKIP() << "../shared/" << (rel) << " is absent; skipping"
+
+// Skips the current test with a message when there is no reference environment.
+#define FFYOLO_REQUIRE_REFERENCE(python)                                                    \
+  const std::string python = ::ffyolo::testing::ReferencePython();                          \
+  if (python.empty())                                                                       \
+  GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run "     \
+                  "scripts/reference-venv.sh; skipping"

@@ -21,6 +21,7 @@
 #include "ffyolo/pack.h"
 #include "ffyolo/synthetic.h"
 #include "ffyolo/train.h"
+#include "testing/test_env.h"
 
 namespace ffyolo {
 namespace {
@@ -95,10 +96,7 @@ TEST(DetectLabelLineTest, FormatsAsDetectPyInFloat32) {
 // The letterbox and scale-back geometry against v7.0's own letterbox() and scale_boxes() (the reference
 // environment's yolov5 package, made by scripts/reference-venv.sh; skipped when absent).
 TEST(DetectGeometryTest, LetterboxAndScaleBoxesMatchUltralytics) {
-  const char* venv = std::getenv("REF_VENV");
-  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
-  if (access(python.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run scripts/reference-venv.sh";
+  FFYOLO_REQUIRE_REFERENCE(python);
   const fs::path dir = Scratch("detect_geometry");
   std::ofstream(dir / "oracle.py") << R"(import random, sys
 import numpy as np, torch

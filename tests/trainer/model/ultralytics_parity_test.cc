@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -36,18 +35,6 @@ namespace {
 
 const char* const kCases[] = {"yolov5n-nc80", "yolov5n-nc3", "yolov5s-nc80", "yolov5s-nc3"};
 constexpr double kTolerance = 1e-4;  // relative to the largest magnitude compared
-
-std::string ReferencePython() {
-  const char* venv = std::getenv("REF_VENV");
-  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
-  return access(python.c_str(), X_OK) == 0 ? python : std::string();
-}
-
-#define REQUIRE_REFERENCE(python)                                                          \
-  const std::string python = ReferencePython();                                            \
-  if (python.empty())                                                                      \
-  GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run "    \
-                  "scripts/reference-venv.sh; skipping"
 
 // Runs the reference driver, its output in `log`; true when it exits 0.
 bool RunReference(const std::string& python, const std::string& args, const std::string& log) {
@@ -158,7 +145,7 @@ void ExpectReferenceOutputs(YoloModel* model, std::map<std::string, torch::Tenso
 class UltralyticsParityTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(UltralyticsParityTest, ImportedWeightsGiveTheReferenceOutputs) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   const std::string fixtures = Fixtures(python);
   ASSERT_FALSE(fixtures.empty());
   const std::string dir = fixtures + "/" + GetParam();
@@ -173,7 +160,7 @@ TEST_P(UltralyticsParityTest, ImportedWeightsGiveTheReferenceOutputs) {
 // train.py's intersect_dicts: all of the same model; at another nc all but Detect's three output convs
 // (weight and bias), and the anchors too when they are excluded (--cfg given).
 TEST_P(UltralyticsParityTest, TransferCountsAsUltralytics) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   const std::string fixtures = Fixtures(python);
   ASSERT_FALSE(fixtures.empty());
   const std::string path = fixtures + "/" + GetParam() + "/imported.pt";
@@ -203,7 +190,7 @@ INSTANTIATE_TEST_SUITE_P(Models, UltralyticsParityTest, ::testing::ValuesIn(kCas
 
 // An Ultralytics .pt itself (pickled Python classes) is refused with the way to convert it.
 TEST(UltralyticsWeightsTest, UnconvertedCheckpointIsRefusedWithAHint) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   const std::string fixtures = Fixtures(python);
   ASSERT_FALSE(fixtures.empty());
   const std::string path = fixtures + "/yolov5n-nc3/ultralytics.pt";
@@ -219,7 +206,7 @@ TEST(UltralyticsWeightsTest, UnconvertedCheckpointIsRefusedWithAHint) {
 // items intersect_dicts transfers (all but Detect's output convs), and from the same starting weights
 // the first batch's loss equals ComputeLoss's.
 TEST(UltralyticsWeightsTest, FineTuningAtAnotherClassCountStartsWithTheReferenceLoss) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   const std::string fixtures = Fixtures(python);
   ASSERT_FALSE(fixtures.empty());
   testing::ScratchDir dir("ultralytics_finetune");
@@ -263,7 +250,7 @@ TEST(UltralyticsWeightsTest, FineTuningAtAnotherClassCountStartsWithTheReference
 // the checkpoint's EMA in fp16, as v7.0 stores a model. After one epoch of training most scores still
 // tie, so NMS is left to the random models above.
 TEST(UltralyticsWeightsTest, ExportedCheckpointGivesFfyolosOutputsInTheReference) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   testing::ScratchDir dir("ultralytics_export");
   TrainSummary summary;
   const ffr::Status trained = Train(testing::TinyTrainOptions(dir.path(), 1), nullptr, &summary);
@@ -295,7 +282,7 @@ TEST(UltralyticsWeightsTest, ExportedCheckpointGivesFfyolosOutputsInTheReference
 class OptimizerParityTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(OptimizerParityTest, GroupsAndStepsAreSmartOptimizers) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   const std::string name = GetParam();
   testing::ScratchDir dir(std::string("optimizer_parity_") + name);
   Hyp hyp;  // hyp.scratch-low: lr0 0.01, momentum 0.937
@@ -392,7 +379,7 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, OptimizerParityTest, ::testing::Values("SGD
 // --multi-scale: ffyolo's sizes take the values train.py's rule takes, as often (100000 draws each, against
 // the reference's 100000), and its resize of a batch to a size is train.py's F.interpolate.
 TEST(MultiScaleParityTest, SizesAndResizeAreTrainPys) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   testing::ScratchDir dir("multiscale_parity");
   ASSERT_TRUE(RunReference(python, "multiscale " + (dir / "expected.pt"), dir / "reference.log"))
       << testing::ReadFileToString(dir / "reference.log");

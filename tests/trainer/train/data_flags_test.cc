@@ -3,7 +3,6 @@
 // oracle; skipped without it), and short training runs with each flag.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,18 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string ReferencePython() {
-  const char* venv = std::getenv("REF_VENV");
-  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
-  return access(python.c_str(), X_OK) == 0 ? python : std::string();
-}
-
-#define REQUIRE_REFERENCE(python)                                                          \
-  const std::string python = ReferencePython();                                            \
-  if (python.empty())                                                                      \
-  GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run "    \
-                  "scripts/reference-venv.sh; skipping"
-
 // Runs ultralytics_data_reference.py MODE ARGS; the parsed OUT json when `out_json` is set.
 json RunReference(const std::string& python, const std::string& mode, const std::string& in, const std::string& out,
                   bool out_json = true) {
@@ -52,7 +39,7 @@ json RunReference(const std::string& python, const std::string& mode, const std:
 }
 
 TEST(DataFlagsReferenceTest, RectBatchShapesAreV70s) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   testing::ScratchDir dir("rect_ref");
   SampleRandom rng({3});
   std::vector<int> w, h;
@@ -81,7 +68,7 @@ TEST(DataFlagsReferenceTest, RectBatchShapesAreV70s) {
 }
 
 TEST(DataFlagsReferenceTest, ImageWeightsAreV70s) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   testing::ScratchDir dir("weights_ref");
   SampleRandom rng({4});
   const int nc = 7;  // class 6 never occurs: labels_to_class_weights counts it as 1
@@ -115,7 +102,7 @@ TEST(DataFlagsTest, ClassMapsAreValPysMaps) {
 
 // Both branches of collate_fn4 on fixed images and targets, the choice forced the same way on both sides.
 TEST(DataFlagsReferenceTest, QuadCollateIsV70s) {
-  REQUIRE_REFERENCE(python);
+  FFYOLO_REQUIRE_REFERENCE(python);
   testing::ScratchDir dir("quad_ref");
   const int64_t n = 9, height = 6, width = 10;  // 2 groups; the 9th image is dropped
   torch::manual_seed(5);
