@@ -33,7 +33,7 @@ declare -A SOURCES=(
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
-  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/record.cc reader/src/status.cc"
+  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
 )
 # The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
 DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
