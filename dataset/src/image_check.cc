@@ -244,6 +244,9 @@ void SetAreaFromBoxes(RecordInfo* info) {
   for (Box& box : info->boxes) box.area = static_cast<float>(static_cast<double>(box.w) * box.h * pixels);
 }
 
+const std::vector<std::string> kImageFormats = {"bmp", "dng", "jpeg", "jpg", "mpo",
+                                                "png", "tif", "tiff", "webp", "pfm"};
+
 Status CheckPixelLimit(const char* kind, uint64_t width, uint64_t height, const std::string& where) {
   if (width * height <= kMaxImagePixels) return Status::OK();
   return Status::Corruption(where + ": " + kind + " of " + std::to_string(width) + "x" + std::to_string(height) +

@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "ffyolo/image_check.h"
 #include "source_layouts.h"
 
 namespace fs = std::filesystem;
@@ -25,11 +26,11 @@ namespace ffyolo::source_internal {
 namespace {
 
 bool HasImageExtension(const fs::path& path) {
-  static const std::set<std::string> kExtensions = {".bmp", ".dng", ".jpeg", ".jpg", ".mpo",
-                                                    ".png", ".tif", ".tiff", ".webp", ".pfm"};
   std::string ext = path.extension().string();
+  if (ext.empty()) return false;
+  ext.erase(0, 1);  // the dot
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return kExtensions.count(ext) > 0;
+  return std::find(kImageFormats.begin(), kImageFormats.end(), ext) != kImageFormats.end();
 }
 
 // Paths of the regular files below `dir`, relative to it, that satisfy `keep`;

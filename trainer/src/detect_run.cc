@@ -27,8 +27,6 @@
 
 namespace ffyolo {
 
-const std::vector<std::string> kDetectImageFormats = {"bmp", "dng", "jpeg", "jpg", "mpo",
-                                                      "png", "tif", "tiff", "webp", "pfm"};
 const std::vector<std::string> kDetectVideoFormats = {"asf", "avi", "gif", "m4v", "mkv", "mov",
                                                       "mp4", "mpeg", "mpg", "ts", "wmv"};
 
@@ -335,12 +333,12 @@ ffr::Status ListDetectSource(const std::string& source, std::vector<std::string>
     }
   }
   for (const std::string& f : all)
-    if (In(kDetectImageFormats, Suffix(f))) files->push_back(f);
+    if (In(kImageFormats, Suffix(f))) files->push_back(f);
   for (const std::string& f : all)
     if (In(kDetectVideoFormats, Suffix(f))) files->push_back(f);
   if (files->empty())
     return ffr::Status::InvalidArgument("No images or videos found in " + last + ". Supported formats are:\nimages: " +
-                                        FormatList(kDetectImageFormats) +
+                                        FormatList(kImageFormats) +
                                         "\nvideos: " + FormatList(kDetectVideoFormats));
   return ffr::Status::OK();
 }

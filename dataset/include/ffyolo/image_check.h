@@ -54,6 +54,10 @@ class ImageInspector {
   std::vector<unsigned char> pixels_;
 };
 
+// Ultralytics v7.0's IMG_FORMATS: the file suffixes (lower case, without the
+// dot) that its loaders, the YOLO-txt source and yolo-detect take as images.
+extern const std::vector<std::string> kImageFormats;
+
 // PIL's decompression-bomb limit (Ultralytics opens images with PIL): a
 // header that gives more pixels is an attack or damage. The packer refuses to
 // store such an image and the loader to decode one.

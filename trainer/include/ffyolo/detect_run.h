@@ -13,8 +13,8 @@
 
 namespace ffyolo {
 
-// detect.py's IMG_FORMATS and VID_FORMATS (utils/dataloaders.py), lower case without the dot.
-extern const std::vector<std::string> kDetectImageFormats;
+// detect.py's VID_FORMATS (utils/dataloaders.py), lower case without the dot; its IMG_FORMATS are
+// kImageFormats (image_check.h).
 extern const std::vector<std::string> kDetectVideoFormats;
 
 // LoadImages' files for `source`: a .txt file names one path per
