@@ -25,10 +25,10 @@ declare -A SOURCES=(
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
-  [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
-                    dataset/src/record.cc reader/src/status.cc"
-  [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/source_yolo_txt.cc
-                   dataset/src/record.cc reader/src/status.cc"
+  [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
+                    dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+  [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
+                   dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
@@ -38,7 +38,7 @@ declare -A SOURCES=(
 # The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
 DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
 LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lz -luring -lopencv_imgcodecs -lopencv_core -lpthread"
-INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Iloader/include -Itrainer/include -Itrainer/src
+INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Ipacker/src -Iloader/include -Itrainer/include -Itrainer/src
           -I/usr/include/opencv4"
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz

@@ -2,24 +2,22 @@
 // categories sorted by id give the contiguous class indices (YOLO's order),
 // bbox [x, y, w, h] in pixels becomes a normalized centre box, crowd boxes are
 // kept (COCOeval's ignore regions) and images are ordered by id.
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <tuple>
 #include <unordered_map>
 
+#include "json_scanner.h"
 #include "source_layouts.h"
 
 namespace ffyolo::source_internal {
 
 namespace {
-
-using json = nlohmann::json;
 
 struct CocoImage {
   int64_t id = 0;
@@ -41,60 +39,116 @@ struct CocoCategory {
   std::string name;
 };
 
-bool GetInt(const json& object, const char* key, int64_t* value) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return false;
-  if (it->is_number_float()) {
-    const double d = it->get<double>();
-    if (d != std::floor(d) || std::fabs(d) > 9e15) return false;
-    *value = static_cast<int64_t>(d);
-  } else {
-    *value = it->get<int64_t>();
+// What an entry's member holds, as far as the checks below look: the last of
+// duplicate keys wins, as in a DOM. Arrays (only "bbox" is one) keep their size
+// and first four values.
+struct Field {
+  enum Kind { kAbsent, kNumber, kString, kBool, kArray, kOther } kind = kAbsent;
+  JsonScanner::Number number;
+  std::string text;
+  bool boolean = false;
+  size_t size = 0;
+  bool numbers_only = true;  // every array element among the first four is a number
+  double values[4] = {0, 0, 0, 0};
+};
+
+bool ReadField(JsonScanner* json, Field* field) {
+  switch (json->Peek()) {
+    case JsonScanner::Type::kError: return false;
+    case JsonScanner::Type::kNumber: field->kind = Field::kNumber; return json->ReadNumber(&field->number);
+    case JsonScanner::Type::kString: field->kind = Field::kString; return json->ReadString(&field->text);
+    case JsonScanner::Type::kTrue:
+    case JsonScanner::Type::kFalse: field->kind = Field::kBool; return json->ReadBool(&field->boolean);
+    case JsonScanner::Type::kArray:
+      field->kind = Field::kArray;
+      field->size = 0;
+      field->numbers_only = true;
+      if (!json->BeginArray()) return false;
+      while (json->NextElement()) {
+        const size_t k = field->size++;
+        if (k < 4 && json->Peek() == JsonScanner::Type::kNumber) {
+          JsonScanner::Number number;
+          if (!json->ReadNumber(&number)) return false;
+          field->values[k] = number.value;
+        } else {
+          if (k < 4) field->numbers_only = false;
+          if (!json->SkipValue()) return false;
+        }
+      }
+      return json->ok();
+    default: field->kind = Field::kOther; return json->SkipValue();
   }
+}
+
+bool GetInt(const Field& field, int64_t* value) {
+  if (field.kind != Field::kNumber) return false;
+  if (field.number.is_integer) {
+    *value = field.number.integer;
+    return true;
+  }
+  const double d = field.number.value;
+  if (d != std::floor(d) || std::fabs(d) > 9e15) return false;
+  *value = static_cast<int64_t>(d);
   return true;
 }
 
-bool GetDouble(const json& object, const char* key, double* value) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return false;
-  *value = it->get<double>();
+bool GetDouble(const Field& field, double* value) {
+  if (field.kind != Field::kNumber) return false;
+  *value = field.number.value;
   return std::isfinite(*value);
 }
 
-// Collects the entries of "images", "annotations" and "categories" as the
-// parser finishes each one and drops them from the DOM, along with the
-// segmentation polygons and the other top-level keys: train2017's 450 MB JSON
-// never exists in memory, only the fields below do.
-class CocoCollector {
+// Walks the instances JSON with JsonScanner and keeps the entries of "images",
+// "annotations" and "categories" in the few fields below; every other value,
+// the segmentation polygons above all, is only validated and skipped.
+class CocoReader {
  public:
-  explicit CocoCollector(std::string file) : file_(std::move(file)) {}
+  explicit CocoReader(std::string file) : file_(std::move(file)) {}
 
-  // The nlohmann::json parser callback.
-  bool OnEvent(int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      section_ = key == "images" ? kImages : key == "annotations" ? kAnnotations
-               : key == "categories" ? kCategories : kOther;
-      return section_ != kOther;
-    }
-    if (depth == 3 && event == json::parse_event_t::key && section_ == kAnnotations)
-      return parsed.get_ref<const std::string&>() != "segmentation";
-    if (depth != 2 || section_ == kOther) return true;
-    const bool entry_end = event == json::parse_event_t::object_end || event == json::parse_event_t::value ||
-                           event == json::parse_event_t::array_end;
-    if (!entry_end) return true;
-    const size_t index = count_[section_]++;
-    if (!error.ok()) return false;
-    if (!parsed.is_object()) {
-      error = Entry(index, -1, "is not an object");
-    } else if (section_ == kImages) {
-      error = AddImage(parsed, index);
-    } else if (section_ == kAnnotations) {
-      error = AddAnnotation(parsed, index);
+  Status Read() {
+    std::unique_ptr<JsonScanner> json;
+    FFR_RETURN_IF_ERROR(JsonScanner::Open(ffr::Env::Default(), file_, &json));
+    bool present[3] = {false, false, false}, is_array[3] = {false, false, false};
+    const JsonScanner::Type top = json->Peek();
+    if (top == JsonScanner::Type::kObject) {
+      json->BeginObject();
+      std::string key;
+      while (json->NextKey(&key)) {
+        section_ = key == "images" ? kImages : key == "annotations" ? kAnnotations
+                 : key == "categories" ? kCategories : kOther;
+        if (section_ == kOther) {
+          json->SkipValue();
+          continue;
+        }
+        // A repeated key: entries of every copy are read, the last copy is the one checked to be an array
+        // (what nlohmann::json's streaming parse did).
+        present[section_] = true;
+        const JsonScanner::Type type = json->Peek();
+        is_array[section_] = type == JsonScanner::Type::kArray;
+        if (type == JsonScanner::Type::kArray) {
+          json->BeginArray();
+          while (json->NextElement()) ReadEntry(json.get());
+        } else if (type == JsonScanner::Type::kObject) {
+          // Its members' values were taken as entries too: that reports a bad one before "is not an array".
+          json->BeginObject();
+          while (json->NextKey(nullptr)) ReadEntry(json.get());
+        } else {
+          json->SkipValue();
+        }
+      }
     } else {
-      error = AddCategory(parsed, index);
+      json->SkipValue();
     }
-    return false;
+    json->Finish();
+    FFR_RETURN_IF_ERROR(json->status());
+    FFR_RETURN_IF_ERROR(error);
+    if (top != JsonScanner::Type::kObject) return Status::Corruption(file_ + ": the top level is not a JSON object");
+    static const char* const kNames[] = {"images", "annotations", "categories"};
+    for (int k = 0; k < 3; ++k) {
+      if (!present[k]) return Status::Corruption(file_ + ": has no \"" + kNames[k] + "\" array");
+      if (!is_array[k]) return Status::Corruption(file_ + ": \"" + kNames[k] + "\" is not an array");
+    }
+    return Status::OK();
   }
 
   std::vector<CocoImage> images;
@@ -104,6 +158,48 @@ class CocoCollector {
 
  private:
   enum Section { kImages = 0, kAnnotations = 1, kCategories = 2, kOther = 3 };
+  // The members an entry of any section may need.
+  enum Key { kId, kFileName, kWidth, kHeight, kImageId, kCategoryId, kBbox, kArea, kIsCrowd, kName, kKeys };
+
+  static Key KeyOf(Section section, const std::string& key) {
+    if (key == "id") return kId;
+    switch (section) {
+      case kImages:
+        return key == "file_name" ? kFileName : key == "width" ? kWidth : key == "height" ? kHeight : kKeys;
+      case kAnnotations:
+        return key == "image_id" ? kImageId : key == "category_id" ? kCategoryId : key == "bbox" ? kBbox
+             : key == "area" ? kArea : key == "iscrowd" ? kIsCrowd : kKeys;
+      case kCategories: return key == "name" ? kName : kKeys;
+      default: return kKeys;
+    }
+  }
+
+  void ReadEntry(JsonScanner* json) {
+    const size_t index = count_[section_]++;
+    if (!error.ok()) {  // the first bad entry is the one reported; the rest is only validated
+      json->SkipValue();
+      return;
+    }
+    const JsonScanner::Type type = json->Peek();
+    if (type != JsonScanner::Type::kObject) {
+      if (type != JsonScanner::Type::kError) error = Entry(index, -1, "is not an object");
+      json->SkipValue();
+      return;
+    }
+    for (Field& field : fields_) field.kind = Field::kAbsent;
+    json->BeginObject();
+    while (json->NextKey(&key_)) {
+      const Key key = KeyOf(section_, key_);
+      if (key == kKeys) {
+        json->SkipValue();
+      } else if (!ReadField(json, &fields_[key])) {
+        return;
+      }
+    }
+    if (!json->ok()) return;
+    error = section_ == kImages ? AddImage(index) : section_ == kAnnotations ? AddAnnotation(index)
+                                                                             : AddCategory(index);
+  }
 
   // "<file>: annotations[17] (id 42) <what>"
   Status Entry(size_t index, int64_t id, const std::string& what) const {
@@ -113,15 +209,14 @@ class CocoCollector {
     return Status::Corruption(where + " " + what);
   }
 
-  Status AddImage(const json& entry, size_t index) {
+  Status AddImage(size_t index) {
     CocoImage image;
-    if (!GetInt(entry, "id", &image.id)) return Entry(index, -1, "has no integer \"id\"");
-    const auto name = entry.find("file_name");
-    if (name == entry.end() || !name->is_string() || name->get_ref<const std::string&>().empty())
-      return Entry(index, image.id, "has no \"file_name\"");
-    image.file_name = name->get<std::string>();
+    if (!GetInt(fields_[kId], &image.id)) return Entry(index, -1, "has no integer \"id\"");
+    const Field& name = fields_[kFileName];
+    if (name.kind != Field::kString || name.text.empty()) return Entry(index, image.id, "has no \"file_name\"");
+    image.file_name = name.text;
     int64_t width = 0, height = 0;
-    if (!GetInt(entry, "width", &width) || !GetInt(entry, "height", &height) || width <= 0 || height <= 0 ||
+    if (!GetInt(fields_[kWidth], &width) || !GetInt(fields_[kHeight], &height) || width <= 0 || height <= 0 ||
         width > UINT32_MAX || height > UINT32_MAX)
       return Entry(index, image.id, "has no positive integer \"width\" and \"height\"");
     image.width = static_cast<uint32_t>(width);
@@ -130,46 +225,41 @@ class CocoCollector {
     return Status::OK();
   }
 
-  Status AddAnnotation(const json& entry, size_t index) {
+  Status AddAnnotation(size_t index) {
     CocoAnnotation ann;
-    GetInt(entry, "id", &ann.id);
-    if (!GetInt(entry, "image_id", &ann.image_id)) return Entry(index, ann.id, "has no integer \"image_id\"");
-    if (!GetInt(entry, "category_id", &ann.category_id))
+    GetInt(fields_[kId], &ann.id);
+    if (!GetInt(fields_[kImageId], &ann.image_id)) return Entry(index, ann.id, "has no integer \"image_id\"");
+    if (!GetInt(fields_[kCategoryId], &ann.category_id))
       return Entry(index, ann.id, "has no integer \"category_id\"");
-    const auto bbox = entry.find("bbox");
-    if (bbox == entry.end() || !bbox->is_array() || bbox->size() != 4)
-      return Entry(index, ann.id, "has no \"bbox\" [x, y, w, h]");
-    for (int k = 0; k < 4; ++k) {
-      const json& v = (*bbox)[k];
-      if (!v.is_number() || !std::isfinite(v.get<double>()))
-        return Entry(index, ann.id, "has a non-numeric \"bbox\" value");
-      ann.bbox[k] = v.get<double>();
-    }
+    const Field& bbox = fields_[kBbox];
+    if (bbox.kind != Field::kArray || bbox.size != 4) return Entry(index, ann.id, "has no \"bbox\" [x, y, w, h]");
+    if (!bbox.numbers_only) return Entry(index, ann.id, "has a non-numeric \"bbox\" value");
+    std::copy(std::begin(bbox.values), std::end(bbox.values), ann.bbox);
     // Exports without "area" get the box area, which is what COCOeval would
     // use for their area ranges anyway.
-    if (entry.contains("area") && !GetDouble(entry, "area", &ann.area))
+    const Field& area = fields_[kArea];
+    if (area.kind != Field::kAbsent && !GetDouble(area, &ann.area))
       return Entry(index, ann.id, "has a non-numeric \"area\"");
-    if (!entry.contains("area")) ann.area = ann.bbox[2] * ann.bbox[3];
-    if (const auto crowd = entry.find("iscrowd"); crowd != entry.end()) {
-      if (crowd->is_boolean()) {
-        ann.iscrowd = crowd->get<bool>();
-      } else {
-        int64_t value = 0;
-        if (!GetInt(entry, "iscrowd", &value) || (value != 0 && value != 1))
-          return Entry(index, ann.id, "has an \"iscrowd\" other than 0 or 1");
-        ann.iscrowd = value == 1;
-      }
+    if (area.kind == Field::kAbsent) ann.area = ann.bbox[2] * ann.bbox[3];
+    const Field& crowd = fields_[kIsCrowd];
+    if (crowd.kind == Field::kBool) {
+      ann.iscrowd = crowd.boolean;
+    } else if (crowd.kind != Field::kAbsent) {
+      int64_t value = 0;
+      if (!GetInt(crowd, &value) || (value != 0 && value != 1))
+        return Entry(index, ann.id, "has an \"iscrowd\" other than 0 or 1");
+      ann.iscrowd = value == 1;
     }
     annotations.push_back(ann);
     return Status::OK();
   }
 
-  Status AddCategory(const json& entry, size_t index) {
+  Status AddCategory(size_t index) {
     CocoCategory category;
-    if (!GetInt(entry, "id", &category.id)) return Entry(index, -1, "has no integer \"id\"");
-    const auto name = entry.find("name");
-    if (name == entry.end() || !name->is_string()) return Entry(index, category.id, "has no \"name\"");
-    category.name = name->get<std::string>();
+    if (!GetInt(fields_[kId], &category.id)) return Entry(index, -1, "has no integer \"id\"");
+    const Field& name = fields_[kName];
+    if (name.kind != Field::kString) return Entry(index, category.id, "has no \"name\"");
+    category.name = name.text;
     categories.push_back(std::move(category));
     return Status::OK();
   }
@@ -177,31 +267,9 @@ class CocoCollector {
   const std::string file_;
   Section section_ = kOther;
   size_t count_[3] = {0, 0, 0};
+  Field fields_[kKeys];
+  std::string key_;
 };
-
-Status ReadCocoJson(const std::string& file, CocoCollector* collector) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::IOError(file + ": cannot open");
-  json root;
-  try {
-    root = json::parse(in, [collector](int depth, json::parse_event_t event, json& parsed) {
-      return collector->OnEvent(depth, event, parsed);
-    });
-  } catch (const json::parse_error& e) {
-    return Status::Corruption(file + ": malformed or truncated JSON at byte " + std::to_string(e.byte) + ": " +
-                              e.what());
-  } catch (const json::exception& e) {  // out_of_range: a number past double's range, such as 1e400
-    return Status::Corruption(file + ": malformed JSON: " + e.what());
-  }
-  if (in.bad()) return Status::IOError(file + ": read error");
-  FFR_RETURN_IF_ERROR(collector->error);
-  if (!root.is_object()) return Status::Corruption(file + ": the top level is not a JSON object");
-  for (const char* key : {"images", "annotations", "categories"}) {
-    if (!root.contains(key)) return Status::Corruption(file + ": has no \"" + key + "\" array");
-    if (!root[key].is_array()) return Status::Corruption(file + ": \"" + key + "\" is not an array");
-  }
-  return Status::OK();
-}
 
 // Categories sorted by id define the class indices; every split must agree.
 Status SetClasses(const std::string& file, std::vector<CocoCategory> categories, SourceDataset* dataset,
@@ -273,12 +341,12 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   if (image_dir.empty())
     return Status::NotFound(file + ": no image directory for split " + split + " (looked for " + root + "/" +
                             split + "/ and " + root + "/images/" + split + "/)");
-  CocoCollector collector(file);
-  FFR_RETURN_IF_ERROR(ReadCocoJson(file, &collector));
+  CocoReader coco(file);
+  FFR_RETURN_IF_ERROR(coco.Read());
   std::unordered_map<int64_t, uint16_t> class_of_category;
-  FFR_RETURN_IF_ERROR(SetClasses(file, std::move(collector.categories), dataset, &class_of_category));
+  FFR_RETURN_IF_ERROR(SetClasses(file, std::move(coco.categories), dataset, &class_of_category));
 
-  std::vector<CocoImage>& images = collector.images;
+  std::vector<CocoImage>& images = coco.images;
   std::sort(images.begin(), images.end(), [](const CocoImage& a, const CocoImage& b) { return a.id < b.id; });
   out->name = split;
   out->listing = file;
@@ -297,11 +365,11 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   }
 
   size_t duplicates = 0;
-  const int64_t first_duplicate_id = FindDuplicates(collector.annotations, &duplicates);
+  const int64_t first_duplicate_id = FindDuplicates(coco.annotations, &duplicates);
   // Each image's boxes get their exact room first: vectors grown one push at a time
   // would keep up to twice the space, for every image of the split, all through the pack.
   std::vector<uint32_t> boxes_of(images.size(), 0);
-  for (const CocoAnnotation& ann : collector.annotations) {
+  for (const CocoAnnotation& ann : coco.annotations) {
     const auto it = position_of_image.find(ann.image_id);
     if (it != position_of_image.end()) ++boxes_of[it->second];
   }
@@ -311,7 +379,7 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   }
   size_t empty_boxes = 0;
   int64_t first_empty_id = -1;
-  for (const CocoAnnotation& ann : collector.annotations) {
+  for (const CocoAnnotation& ann : coco.annotations) {
     const std::string ann_name = "annotation id " + std::to_string(ann.id);
     const auto image_it = position_of_image.find(ann.image_id);
     if (image_it == position_of_image.end()) {

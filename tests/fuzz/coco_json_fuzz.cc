@@ -1,18 +1,36 @@
 // ScanSource on a COCO layout whose annotations/instances_val.json is any
-// bytes: nlohmann's JSON parser with the packer's streaming collector, then
-// the checks of images, annotations and categories.
+// bytes: the packer's JsonScanner walking the document, then the checks of
+// images, annotations and categories. The same bytes also go through
+// JsonScanner as a plain validator, whose verdict must be nlohmann::json's
+// (the parser it replaced): a disagreement aborts.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "ffyolo/source.h"
+#include "json_scanner.h"
 #include "temp_tree.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
   static const TempTree tree("coco_json_fuzz", {"annotations", "images/val"});
-  tree.Write("annotations/instances_val.json", std::string_view(reinterpret_cast<const char*>(data), size));
+  tree.Write("annotations/instances_val.json", text);
   ffyolo::ScanOptions options;
   options.layout = ffyolo::SourceLayout::kCocoJson;
   ffyolo::SourceDataset dataset;
   ffyolo::ScanSource(tree.root(), options, &dataset);
+
+  // Small chunks split tokens between reads, as a large file does at 4 MB.
+  ffyolo::source_internal::JsonScanner json("input", text, 7);
+  json.SkipValue();
+  json.Finish();
+  if (json.ok() != nlohmann::json::accept(text)) {
+    std::fprintf(stderr, "JsonScanner %s what nlohmann::json %s: %s\n", json.ok() ? "accepts" : "rejects",
+                 json.ok() ? "rejects" : "accepts", json.status().ToString().c_str());
+    std::abort();
+  }
   return 0;
 }

@@ -289,6 +289,97 @@ TEST_F(CocoJsonTest, NumberPastDoubleRangeIsMalformedJson) {
   EXPECT_THAT(s.message(), HasSubstr("1e400"));
 }
 
+// The segmentation polygons (most of a COCO file) are skipped, not read, but a
+// malformed one still fails the scan with the place of the error.
+TEST_F(CocoJsonTest, SegmentationIsSkippedButValidated) {
+  std::string polygon;
+  for (int k = 0; k < 200000; ++k) polygon += (k ? ", " : "") + std::to_string(k % 40) + ".25";
+  const std::string deep = std::string(5000, '[') + "1e-5" + std::string(5000, ']');
+  const std::string json = R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 40, "height": 40}],
+    "categories": [{"id": 1, "name": "a"}],
+    "annotations": [{"id": 5, "segmentation": [[)" + polygon + R"(]], "image_id": 1, "category_id": 1,
+                     "bbox": [1, 2, 10, 10], "extra": {"rle": )" + deep + R"(}}]})";
+  ASSERT_TRUE(Scan(json).ok()) << Scan(json).ToString();
+  ASSERT_EQ(ds_.splits[0].images[0].info.boxes.size(), 1u);
+  EXPECT_FLOAT_EQ(ds_.splits[0].images[0].info.boxes[0].cx, 6 / 40.0f);
+
+  const Status comma = Scan(R"({"images": [], "categories": [{"id": 1, "name": "a"}],
+    "annotations": [{"id": 5, "segmentation": [[1, 2, 3,]], "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4]}]})");
+  EXPECT_TRUE(comma.IsCorruption());
+  EXPECT_THAT(comma.message(), HasSubstr(JsonPath() + ": malformed or truncated JSON at byte offset 111 (line 2, "
+                                         "column 57): a trailing comma before ']'"));
+  const Status overflow = Scan(R"({"images": [], "categories": [{"id": 1, "name": "a"}],
+    "annotations": [{"id": 5, "segmentation": [[1, 2e999]], "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4]}]})");
+  EXPECT_THAT(overflow.message(), HasSubstr(JsonPath() + ": malformed JSON: number overflow parsing '2e999'"));
+}
+
+// Escapes are decoded in names and keys alike; numbers may be written as floats.
+TEST_F(CocoJsonTest, EscapesAndNumberForms) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1.0, "file\u005fname": "caf\u00e9 \"1\".jpg", "width": 4e1, "height": 30}],
+                       "categories": [{"id": 1, "name": "tab\tbed"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1e0, 2.5, 10, 1E1],
+                                        "iscrowd": true}]})")
+                  .ok());
+  const SourceImage& image = ds_.splits[0].images[0];
+  EXPECT_EQ(image.info.file_name, "caf\xC3\xA9 \"1\".jpg");
+  EXPECT_EQ(image.info.width, 40u);
+  EXPECT_THAT(ds_.class_names, ElementsAre("tab\tbed"));
+  ASSERT_EQ(image.info.boxes.size(), 1u);
+  EXPECT_TRUE(image.info.boxes[0].iscrowd);
+  EXPECT_FLOAT_EQ(image.info.boxes[0].h, 10 / 30.0f);
+
+  const Status fraction = Scan(R"({"images": [{"id": 1.5, "file_name": "1.jpg", "width": 4, "height": 4}],
+                                   "annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  EXPECT_THAT(fraction.message(), HasSubstr(JsonPath() + ": images[0] has no integer \"id\""));
+  const Status crowd = Scan(R"({"images": [], "categories": [{"id": 1, "name": "a"}],
+    "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "iscrowd": 2}]})");
+  EXPECT_THAT(crowd.message(), HasSubstr("annotations[0] (id 5) has an \"iscrowd\" other than 0 or 1"));
+  const Status bbox = Scan(R"({"images": [], "categories": [{"id": 1, "name": "a"}],
+    "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1, 2, "3", 4]}]})");
+  EXPECT_THAT(bbox.message(), HasSubstr("annotations[0] (id 5) has a non-numeric \"bbox\" value"));
+}
+
+// Duplicate keys behave as they did with nlohmann::json: within an entry the last
+// one wins; a repeated top-level array adds its entries, and the last copy is
+// the one that must be an array.
+TEST_F(CocoJsonTest, DuplicateKeys) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": "x", "width": 40, "height": 40}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1],
+                                        "bbox": [1, 2, 10, 10]}],
+                       "images": [{"id": 2, "file_name": "2.jpg", "width": 8, "height": 8}]})")
+                  .ok());
+  const SourceSplit& split = ds_.splits[0];
+  ASSERT_EQ(split.images.size(), 2u);
+  EXPECT_EQ(split.images[0].info.width, 40u);
+  ASSERT_EQ(split.images[0].info.boxes.size(), 1u);
+  EXPECT_FLOAT_EQ(split.images[0].info.boxes[0].w, 10 / 40.0f);
+  EXPECT_EQ(split.images[1].info.file_name, "2.jpg");
+
+  const Status last_wins = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 40, "width": null,
+                                                "height": 40}], "annotations": [], "categories": [{"id": 1, "name": "a"}]})");
+  EXPECT_THAT(last_wins.message(), HasSubstr("images[0] (id 1) has no positive integer \"width\""));
+  const Status not_array = Scan(R"({"images": [], "annotations": [], "categories": [{"id": 1, "name": "a"}],
+                                    "images": 3})");
+  EXPECT_THAT(not_array.message(), HasSubstr(JsonPath() + ": \"images\" is not an array"));
+  const Status second_index = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4}],
+                                       "annotations": [], "categories": [{"id": 1, "name": "a"}],
+                                       "images": [{"id": 2}]})");
+  EXPECT_THAT(second_index.message(), HasSubstr(JsonPath() + ": images[1] (id 2) has no \"file_name\""));
+}
+
+// A malformed entry is reported only if the rest of the file is well-formed JSON
+// (the syntax error wins), and the top level must be an object.
+TEST_F(CocoJsonTest, SyntaxErrorsComeFirst) {
+  const Status both = Scan(R"({"images": [{"file_name": "1.jpg"}], "annotations": [], "categories": [], "x": tru})");
+  EXPECT_THAT(both.message(), HasSubstr("malformed or truncated JSON at byte offset"));
+  EXPECT_THAT(both.message(), HasSubstr("expected 'true'"));
+  const Status top = Scan(R"([{"images": [], "annotations": [], "categories": []}])");
+  EXPECT_THAT(top.message(), HasSubstr(JsonPath() + ": the top level is not a JSON object"));
+  const Status entry = Scan(R"({"images": [7], "annotations": [], "categories": []})");
+  EXPECT_THAT(entry.message(), HasSubstr(JsonPath() + ": images[0] is not an object"));
+}
+
 TEST_F(CocoJsonTest, MissingImagesArray) {
   const Status s = Scan(R"({"annotations": [], "categories": [{"id": 1, "name": "a"}]})");
   ASSERT_FALSE(s.ok());
