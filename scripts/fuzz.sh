@@ -26,9 +26,9 @@ declare -A SOURCES=(
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
   [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                    dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+                    dataset/src/image_check.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                   dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+                   dataset/src/image_check.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
