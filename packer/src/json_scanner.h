@@ -65,7 +65,8 @@ class JsonScanner {
 
   bool ReadString(std::string* out);
   // Fails on a number that strtod would turn into an infinity (1e400), as
-  // nlohmann::json does; one past the smallest double reads as 0 or denormal.
+  // nlohmann::json does; one too small for a double (1e-400) reads as 0 or a
+  // denormal, as there.
   bool ReadNumber(Number* out);
   bool ReadBool(bool* out);
   // Validates and skips the next value, nested to any depth.
