@@ -14,8 +14,6 @@ using ffr::Status;
 
 namespace {
 
-constexpr size_t kChunk = size_t{4} << 20;
-
 // Bytes a string holds as they are: all but '"', '\\', control characters and
 // non-ASCII (UTF-8, checked byte by byte). The buffer's '\0' sentinel is not
 // plain either, so the fast loop stops at the end of what was read.
@@ -49,7 +47,8 @@ void AppendUtf8(unsigned code, std::string* out) {
 
 }  // namespace
 
-Status JsonScanner::Open(ffr::Env* env, const std::string& path, std::unique_ptr<JsonScanner>* out) {
+Status JsonScanner::Open(ffr::Env* env, const std::string& path, std::unique_ptr<JsonScanner>* out,
+                         size_t chunk) {
   int fd = -1;
   FFR_RETURN_IF_ERROR(env->OpenForRead(path, /*direct=*/false, &fd));
   out->reset(new JsonScanner(
@@ -57,7 +56,7 @@ Status JsonScanner::Open(ffr::Env* env, const std::string& path, std::unique_ptr
       [env, fd, path](uint64_t offset, char* buf, size_t n, size_t* got) {
         return env->Pread(fd, buf, n, offset, got, path);
       },
-      [env, fd] { env->CloseFile(fd); }, kChunk));
+      [env, fd] { env->CloseFile(fd); }, chunk));
   return Status::OK();
 }
 

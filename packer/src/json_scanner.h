@@ -37,11 +37,15 @@ class JsonScanner {
     int64_t integer = 0;
   };
 
-  // Scans `path`, read through `env`. Fails only if it cannot be opened.
-  static ffr::Status Open(ffr::Env* env, const std::string& path, std::unique_ptr<JsonScanner>* out);
+  static constexpr size_t kDefaultChunk = size_t{4} << 20;
+
+  // Scans `path`, read through `env`, `chunk` bytes at a time. Fails only if it
+  // cannot be opened.
+  static ffr::Status Open(ffr::Env* env, const std::string& path, std::unique_ptr<JsonScanner>* out,
+                          size_t chunk = kDefaultChunk);
   // Scans `text` (kept by reference); `name` stands for the file in errors.
   // Tests pass a small `chunk` to split tokens between reads.
-  JsonScanner(std::string name, std::string_view text, size_t chunk = size_t{4} << 20);
+  JsonScanner(std::string name, std::string_view text, size_t chunk = kDefaultChunk);
   ~JsonScanner();
   JsonScanner(const JsonScanner&) = delete;
   JsonScanner& operator=(const JsonScanner&) = delete;

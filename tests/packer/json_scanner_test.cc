@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "testing/faulty_env.h"
+#include "testing/test_env.h"
+
 namespace ffyolo::source_internal {
 namespace {
 
@@ -18,7 +21,7 @@ using ::testing::HasSubstr;
 using Type = JsonScanner::Type;
 using namespace std::string_literals;
 
-constexpr size_t kChunks[] = {1, 3, size_t{4} << 20};
+constexpr size_t kChunks[] = {1, 3, JsonScanner::kDefaultChunk};
 
 // Validates a whole document the way the COCO reader skips a value.
 ffr::Status Validate(const std::string& text, size_t chunk) {
@@ -194,6 +197,26 @@ TEST(JsonScannerTest, ErrorsSayWhereAndWhat) {
   EXPECT_THAT(latin1.message(), HasSubstr("(line 1, column 7): ill-formed UTF-8 ('\"') inside a string"));
   const ffr::Status truncated = Validate("[1, 2", 4);
   EXPECT_THAT(truncated.message(), HasSubstr("unexpected end of input; expected ',' or ']'"));
+}
+
+// A file is read through the Env in chunks; a failed read is the Env's error, not malformed JSON.
+TEST(JsonScannerTest, ReadsAFileThroughTheEnv) {
+  testing::ScratchDir dir("json_scanner");
+  const std::string path = dir / "doc.json";
+  const std::string doc = "{\"images\": [" + std::string(200, ' ') + "1]}";
+  ASSERT_TRUE(testing::WriteStringToFile(path, doc));
+  std::unique_ptr<JsonScanner> json;
+  ASSERT_TRUE(JsonScanner::Open(ffr::Env::Default(), path, &json).ok());
+  EXPECT_TRUE(json->SkipValue() && json->Finish()) << json->status().ToString();
+
+  testing::FaultyEnv env;
+  env.fail_reads_after_open = true;  // reads from byte 60 on fail: the second read of 64 bytes here
+  ASSERT_TRUE(JsonScanner::Open(&env, path, &json, 64).ok());
+  EXPECT_FALSE(json->SkipValue() && json->Finish());
+  EXPECT_TRUE(json->status().IsIOError()) << json->status().ToString();
+  EXPECT_THAT(json->status().message(), HasSubstr(path));
+
+  EXPECT_TRUE(JsonScanner::Open(ffr::Env::Default(), dir / "absent.json", &json).IsNotFound());
 }
 
 TEST(JsonScannerTest, WrongTypeFailsTheRead) {
