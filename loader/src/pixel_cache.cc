@@ -1,7 +1,5 @@
 #include "ffyolo/pixel_cache.h"
 
-#include <sys/statvfs.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -16,6 +14,7 @@
 #include "ffr/format.h"
 #include "ffr/shard_writer.h"
 #include "ffyolo/cpus.h"
+#include "ffyolo/disk_space.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/record.h"
@@ -42,12 +41,6 @@ bool IsShardFile(const std::string& name) {
 std::string Hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%08" PRIx32, v);
-  return buf;
-}
-
-std::string GiB(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / double(uint64_t{1} << 30));
   return buf;
 }
 
@@ -163,16 +156,19 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
   return Status::OK();
 }
 
-// The samples of each shard: [starts[k], starts[k + 1]), cut at about shard_bytes of records.
+// The samples of each shard: [starts[k], starts[k + 1]), cut at about
+// shard_bytes of records; *total_bytes is what the shards take on disk (the
+// records' sizes follow from the label index: no image is decoded).
 std::vector<int64_t> PlanShards(const LabelIndex& index, int img_size, uint64_t shard_bytes,
                                 uint64_t* total_bytes) {
   std::vector<int64_t> starts{0};
   uint64_t bytes = 0;
-  *total_bytes = 0;
+  *total_bytes = ffr::kShardPrefixSize;
   for (size_t i = 0; i < index.size(); ++i) {
     if (bytes >= shard_bytes) {
       starts.push_back(static_cast<int64_t>(i));
       bytes = 0;
+      *total_bytes += ffr::kShardPrefixSize;
     }
     const cv::Size size = LoadResizeSize(index.width(i), index.height(i), img_size);
     const uint64_t record = kRecordHeaderSize + index.file_name(i).size() + kRecordBoxSize * index.box_count(i) +
@@ -255,7 +251,7 @@ class CacheBuilder {
   const std::string dir_;
   CacheInputs* in_;
   PixelCacheSummary* summary_;
-  uint64_t needed_bytes_ = 0;
+  SpaceNeeded space_;  // total: 0 until the shards are planned
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> bytes_{0};
   ReportClock report_clock_;
@@ -390,15 +386,14 @@ Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard
 }
 
 Status CacheBuilder::Run() {
-  const Status s = Steps();
-  if (!s.IsIOError() || needed_bytes_ == 0) return s;
-  // Most often a full disk: say what the whole cache takes.
-  struct statvfs fsinfo;
-  const std::string space = ::statvfs(dir_.c_str(), &fsinfo) == 0
-                                ? ", " + GiB(uint64_t{fsinfo.f_bavail} * fsinfo.f_frsize) + " free there"
-                                : "";
-  return Status::IOError(s.message() + " (the pixel cache needs about " + GiB(needed_bytes_) + " in " + dir_ +
-                         space + ")");
+  space_.output = dir_;
+  space_.writer = "the pixel cache";
+  space_.amount = "about";
+  space_.what = " for its shards";
+  space_.why = " (" + std::to_string(in_->identity.samples) + " images of " + in_->split + " as pixels at --img " +
+               std::to_string(opt_.img_size) + ")";
+  space_.move = "build it on another disk (yolo-ffr cache -o DIR)";
+  return WithSpaceNeeded(Steps(), space_);
 }
 
 Status CacheBuilder::Steps() {
@@ -417,8 +412,14 @@ Status CacheBuilder::Steps() {
     return Status::Corruption(dataset_.split_dir(in_->split) + ": the label index lists " +
                               std::to_string(index.size()) + " samples, the shards hold " +
                               std::to_string(in_->identity.samples));
-  const std::vector<int64_t> starts = PlanShards(index, opt_.img_size, opt_.shard_bytes, &needed_bytes_);
+  const std::vector<int64_t> starts = PlanShards(index, opt_.img_size, opt_.shard_bytes, &space_.total);
   if (!keep_shards) FFR_RETURN_IF_ERROR(RemoveShards());
+  // Refused before the first decode when it cannot fit, rather than after filling the disk.
+  for (size_t k = 0; keep_shards && k + 1 < starts.size(); ++k) {
+    uint64_t size = 0;
+    if (env->GetFileSize(dir_ + "/" + ShardFileName(k), &size).ok()) space_.kept += size;
+  }
+  FFR_RETURN_IF_ERROR(CheckFreeSpace(space_));
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
 
   CacheManifest m;

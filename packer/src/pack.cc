@@ -1,11 +1,8 @@
 #include "ffyolo/pack.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +19,7 @@
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
 #include "ffyolo/cpus.h"
+#include "ffyolo/disk_space.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/record.h"
@@ -52,24 +50,6 @@ uint64_t FileSizeOrZero(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-// Free bytes for an unprivileged writer on the file system of `path` (or of
-// its nearest existing ancestor); false when unknown.
-bool FreeBytes(const std::string& path, uint64_t* bytes) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  while (!fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
-  struct statvfs st;
-  if (::statvfs(p.c_str(), &st) != 0) return false;
-  *bytes = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-  return true;
-}
-
-std::string Megabytes(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(bytes) / 1e6);
-  return buf;
-}
-
 // The least the shards of `source` take: every image stored as it is. Zero
 // (unknown) when --max-size re-encodes some of them.
 uint64_t LeastShardBytes(const PackOptions& opt, const SourceDataset& source) {
@@ -89,29 +69,20 @@ uint64_t FinishedShardBytes(const std::string& output) {
   return bytes;
 }
 
-const char kSpaceAdvice[] = "free some space or pack to another disk, then run the same command again to resume";
-
-// A pack that cannot fit is refused before it writes a shard, saying how much
-// it needs, rather than after filling the disk.
-Status CheckFreeSpace(const PackOptions& opt, uint64_t least) {
-  const uint64_t kept = FinishedShardBytes(opt.output);
-  const uint64_t needed = least > kept ? least - kept : 0;
-  uint64_t free = 0;
-  if (needed == 0 || !FreeBytes(opt.output, &free) || needed <= free) return Status::OK();
-  return Status::IOError(opt.output + ": not enough free space: the pack needs at least " + Megabytes(needed) +
-                         (kept > 0 ? " more" : "") + " for its shards (the source's images as they are), and " +
-                         Megabytes(free) + " is free on its file system; " + kSpaceAdvice);
-}
-
-// A write that ran out of space (another writer filled the disk, or the
-// records' overhead did) says how much the pack needs, not only which write failed.
-Status WithSpaceNeeded(const Status& s, const PackOptions& opt, uint64_t least) {
-  if (s.ok() || s.message().find(std::strerror(ENOSPC)) == std::string::npos) return s;
-  std::string m = s.message() + ": the disk is full;";
-  if (least > 0) m += " the pack needs at least " + Megabytes(least) + " for its shards in all;";
-  uint64_t free = 0;
-  if (FreeBytes(opt.output, &free)) m += " " + Megabytes(free) + " is free on the output's file system now;";
-  return Status::IOError(m + " " + kSpaceAdvice);
+// What the shards of a pack take, for the free-space check up front and for a
+// write that found the disk full: at least its images as they are (`least`:
+// zero, unknown, with --max-size), less the finished shards a resumed pack keeps.
+SpaceNeeded PackSpace(const PackOptions& opt, uint64_t least) {
+  SpaceNeeded needs;
+  needs.output = opt.output;
+  needs.writer = "the pack";
+  needs.amount = "at least";
+  needs.what = " for its shards";
+  needs.why = " (the source's images as they are)";
+  needs.move = "pack to another disk";
+  needs.total = least;
+  needs.kept = FinishedShardBytes(opt.output);
+  return needs;
 }
 
 // FNV-1a over everything that decides the output, so that a resumed pack
@@ -305,8 +276,8 @@ Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, Sha
   }
   if (s.ok()) s = w->Finish();
   // On a full disk, what this shard needed (re-encoded sizes are known only now).
-  if (!s.ok() && s.message().find(std::strerror(ENOSPC)) != std::string::npos)
-    return Status::IOError(s.message() + " (the shard's records take " + Megabytes(records) + ")");
+  if (IsOutOfSpace(s))
+    return Status::IOError(s.message() + " (the shard's records take " + ByteSize(records) + ")");
   FFR_RETURN_IF_ERROR(s);
   written->bytes = w->bytes();
   return Status::OK();
@@ -582,10 +553,10 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   std::unique_ptr<ffr::FileLock> lock;
   FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source), &lock));
 
-  const uint64_t least = LeastShardBytes(opt, source);
-  FFR_RETURN_IF_ERROR(CheckFreeSpace(opt, least));
+  const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, source));
+  FFR_RETURN_IF_ERROR(CheckFreeSpace(needs));
   const Status s = PackSplits(opt, source, summary);
-  if (!s.ok()) return WithSpaceNeeded(s, opt, least);
+  if (!s.ok()) return WithSpaceNeeded(s, needs);
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();
 }

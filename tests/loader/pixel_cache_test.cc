@@ -7,18 +7,22 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <thread>
 
 #include "dataset/packed_coco128.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/disk_space.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/pixel_cache.h"
 #include "test_dataset.h"
 #include "testing/faulty_env.h"
+#include "testing/small_disk.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -290,8 +294,12 @@ TEST(PixelCacheTest, AFailingDiskAtAnyCallLeavesNoCacheThatOpensAndARerunFinishe
       const Status failed = BuildPixelCache(*d, o, &summary);
       ASSERT_FALSE(failed.ok());
       EXPECT_NE(failed.message().find(faulty.failed_path()), std::string::npos) << failed.ToString();
-      if (op == WriteOp::kAppend)  // as a full disk fails
-        EXPECT_NE(failed.message().find("needs about"), std::string::npos) << failed.ToString();
+      if (op == WriteOp::kAppend) {  // as a full disk fails
+        EXPECT_NE(failed.message().find("the disk is full; the pixel cache needs about"), std::string::npos)
+            << failed.ToString();
+        EXPECT_NE(failed.message().find("run the same command again to resume"), std::string::npos)
+            << failed.ToString();
+      }
       const auto expect_clean_shards = [&] {
         for (const std::string& shard : shards)
           EXPECT_TRUE(testing::ReadFileToString(o.directory + "/" + shard) ==
@@ -338,6 +346,67 @@ std::map<std::string, std::string> CacheFiles(const std::string& dir) {
     if (e.path().extension() == ".ffr" || e.path().filename() == "cache.yaml")
       files[e.path().filename().string()] = testing::ReadFileToString(e.path());
   return files;
+}
+
+// A build that cannot fit is refused before it decodes an image, saying what
+// the cache needs (its size, known from the label index) and what is free; a
+// disk that fills up mid-build (another writer) fails naming the file, the
+// space needed and free. Neither leaves a cache that opens, and once there is
+// room the same build finishes to the clean bytes. The disks are small tmpfs
+// mounts: the test is skipped, saying why, where mounting is not allowed.
+TEST(PixelCacheTest, AFullDiskSaysHowMuchSpaceIsNeededAndTheSameBuildResumes) {
+  testing::ScratchDir dir("pixel_cache_full_disk");
+  const std::string data = PackedSyntheticDataset();
+  PixelCacheSummary clean;
+  ASSERT_TRUE(Build(data, CacheOptions(dir / "clean"), &clean).ok());
+  ASSERT_GT(clean.bytes, uint64_t{1} << 20);
+  const std::string needs = "the pixel cache needs about " + ByteSize(clean.bytes) + " for its shards";
+  const auto expect_no_cache = [&](const PixelCacheOptions& o) {
+    std::unique_ptr<ffr::Reader> reader;
+    const Status open = OpenPixelCache(*OpenDataset(data), o, ffr::ReaderOptions(), &reader);
+    EXPECT_TRUE(open.IsNotFound()) << open.ToString();
+  };
+  {
+    testing::SmallDisk disk(dir / "small", clean.bytes / 2);
+    if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (" << disk.error() << "); needs root";
+    PixelCacheOptions o = CacheOptions(dir / "small/cache");
+    int reports = 0;
+    o.on_progress = [&](const PixelCacheOptions::Progress&) { ++reports; };
+    const Status s = Build(data, o);
+    ASSERT_TRUE(s.IsIOError()) << s.ToString();
+    EXPECT_EQ(s.message().rfind(o.directory + ": not enough free space: " + needs, 0), 0u) << s.message();
+    EXPECT_NE(s.message().find("is free on its file system"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("run the same command again to resume"), std::string::npos) << s.message();
+    EXPECT_EQ(reports, 0) << "refused only after decoding";
+    for (const auto& e : fs::directory_iterator(o.directory))
+      EXPECT_NE(e.path().extension(), ".ffr") << "a shard written: " << e.path();
+    expect_no_cache(o);
+  }
+  testing::SmallDisk disk(dir / "filling", clean.bytes + (uint64_t{1} << 20));
+  ASSERT_TRUE(disk.mounted()) << disk.error();
+  PixelCacheOptions o = CacheOptions(dir / "filling/cache");
+  const std::string filler = dir / "filling/filler";
+  o.on_progress = [&](const PixelCacheOptions::Progress&) {
+    if (fs::exists(filler)) return;
+    std::ofstream f(filler, std::ios::binary);
+    const std::string block(4096, 'x');
+    while (f.write(block.data(), block.size())) {
+    }
+  };
+  Status s = Build(data, o);
+  ASSERT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find(o.directory + "/PART_"), std::string::npos) << "names the file: " << s.message();
+  EXPECT_NE(s.message().find(std::strerror(ENOSPC)), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("the disk is full; " + needs + " in all;"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("is free on the output's file system now"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("run the same command again to resume"), std::string::npos) << s.message();
+  expect_no_cache(o);
+
+  fs::remove(filler);
+  o.on_progress = nullptr;
+  s = Build(data, o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(CacheFiles(o.directory) == CacheFiles(dir / "clean")) << "the resumed cache differs from the clean one";
 }
 
 // A build killed (SIGKILL: no clean-up at all) at 30 moments spread (seeded)

@@ -5,7 +5,6 @@
 // killed (SIGKILL) at random moments.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "ffyolo/pack.h"
 #include "ffyolo/synthetic.h"
 #include "testing/faulty_env.h"
+#include "testing/small_disk.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -32,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::FaultyEnv;
 using testing::ScratchDir;
+using testing::SmallDisk;
 using testing::WriteOp;
 
 // Relative path -> contents of every file under `root`. The manifest's
@@ -242,28 +243,6 @@ TEST(PackFaultTest, YoloPackKilledAtRandomMomentsLeavesARefusedOrCompleteOutputT
   }
 }
 
-// A tmpfs of `megabytes` at `dir`, unmounted at the end; mounted() is false
-// where mounting is not allowed (not root, or a container without the right).
-class SmallDisk {
- public:
-  SmallDisk(const std::string& dir, int megabytes) : dir_(dir) {
-    fs::create_directories(dir);
-    const std::string options = "size=" + std::to_string(megabytes) + "m";
-    if (mount("tmpfs", dir.c_str(), "tmpfs", 0, options.c_str()) == 0) mounted_ = true;
-    else error_ = std::strerror(errno);
-  }
-  ~SmallDisk() {
-    if (mounted_) umount2(dir_.c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return mounted_; }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string dir_;
-  bool mounted_ = false;
-  std::string error_;
-};
-
 // What a pack that failed may leave: no dataset.yaml and nothing Dataset::Open
 // takes; shards only whole (they are kept for the resume).
 void ExpectNothingLooksComplete(const std::string& out) {
@@ -286,7 +265,7 @@ void ExpectNothingLooksComplete(const std::string& out) {
 // looks complete, and the same pack resumes once there is room.
 TEST(PackFaultTest, FullDiskSaysHowMuchSpaceIsNeededAndLeavesNothingComplete) {
   ScratchDir dir("full_disk");
-  SmallDisk disk(dir / "disk", 2);
+  SmallDisk disk(dir / "disk", 2 << 20);
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a 2 MB tmpfs here (" << disk.error() << "); needs root";
   SyntheticOptions so;
   so.output_dir = dir / "src";

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ffr/env.h"
+#include "ffyolo/exception_status.h"
 #include "ffyolo/torch_compat.h"
 #include "zip_integrity.h"
 
@@ -151,6 +152,23 @@ ffr::Status WeightsFile::OpenImported(const std::string& path, const std::string
   return ffr::Status::OK();
 }
 
+// Runs a reader of `path`. A file that passed the zip check can still hold what
+// LibTorch does not expect (TorchScript code that does not compile throws
+// torch::jit::ErrorReport, no c10::Error; a record of the wrong kind or size):
+// any exception is a Corruption naming the file, with the first line of what
+// LibTorch said (an ErrorReport's next lines quote the code).
+template <class Body>
+ffr::Status Reading(const std::string& path, Body&& body) {
+  try {
+    return body();
+  } catch (...) {
+    std::string what = StatusFromException(std::current_exception()).message();
+    what.erase(0, what.find_first_not_of("\n "));
+    what.erase(std::min(what.find('\n'), what.size()));
+    return ffr::Status::Corruption(path + ": not a whole checkpoint: " + what);
+  }
+}
+
 // Loads by name; every entry of the model must be in the file.
 ffr::Status ReadModel(WeightsFile* file, const std::string& prefix, YoloModel* model, const std::string& path) {
   torch::NoGradGuard no_grad;
@@ -211,61 +229,69 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
 }
 
 ffr::Status ReadCheckpointInfo(const std::string& path, CheckpointInfo* info) {
-  WeightsFile file;
-  return file.Open(path, info);
+  return Reading(path, [&] {
+    WeightsFile file;
+    return file.Open(path, info);
+  });
 }
 
 ffr::Status LoadCheckpointModel(const std::string& path, bool prefer_ema, std::shared_ptr<YoloModel>* model,
                                 CheckpointInfo* info) {
-  WeightsFile file;
-  FFR_RETURN_IF_ERROR(file.Open(path, info));
-  FFR_RETURN_IF_ERROR(BuildModelFromString(info->model_yaml, path + " (model_yaml)", info->nc, model));
-  return ReadModel(&file, prefer_ema && file.HasEma() ? "ema." : "model.", model->get(), path);
+  return Reading(path, [&] {
+    WeightsFile file;
+    FFR_RETURN_IF_ERROR(file.Open(path, info));
+    FFR_RETURN_IF_ERROR(BuildModelFromString(info->model_yaml, path + " (model_yaml)", info->nc, model));
+    return ReadModel(&file, prefer_ema && file.HasEma() ? "ema." : "model.", model->get(), path);
+  });
 }
 
 ffr::Status LoadCheckpointState(const std::string& path, YoloModel* model, YoloModel* ema,
                                 torch::optim::Optimizer* optimizer) {
-  WeightsFile file;
-  CheckpointInfo info;
-  FFR_RETURN_IF_ERROR(file.Open(path, &info));
-  if (file.imported()) return ffr::Status::InvalidArgument(path + ": imported weights cannot be resumed");
-  FFR_RETURN_IF_ERROR(ReadModel(&file, "model.", model, path));
-  if (ema) FFR_RETURN_IF_ERROR(ReadModel(&file, "ema.", ema, path));
-  if (optimizer) {
-    torch::serialize::InputArchive opt;
-    if (!file.archive().try_read("optimizer", opt))
-      return ffr::Status::Corruption(path + ": no optimizer state (stripped weights cannot be resumed)");
-    try {
-      optimizer->load(opt);
-    } catch (const c10::Error& e) {
-      return ffr::Status::Corruption(path + ": optimizer state does not fit: " + e.what_without_backtrace());
+  return Reading(path, [&] {
+    WeightsFile file;
+    CheckpointInfo info;
+    FFR_RETURN_IF_ERROR(file.Open(path, &info));
+    if (file.imported()) return ffr::Status::InvalidArgument(path + ": imported weights cannot be resumed");
+    FFR_RETURN_IF_ERROR(ReadModel(&file, "model.", model, path));
+    if (ema) FFR_RETURN_IF_ERROR(ReadModel(&file, "ema.", ema, path));
+    if (optimizer) {
+      torch::serialize::InputArchive opt;
+      if (!file.archive().try_read("optimizer", opt))
+        return ffr::Status::Corruption(path + ": no optimizer state (stripped weights cannot be resumed)");
+      try {
+        optimizer->load(opt);
+      } catch (const c10::Error& e) {
+        return ffr::Status::Corruption(path + ": optimizer state does not fit: " + e.what_without_backtrace());
+      }
     }
-  }
-  return ffr::Status::OK();
+    return ffr::Status::OK();
+  });
 }
 
 ffr::Status TransferWeights(const std::string& path, bool exclude_anchors, YoloModel* model,
                             int64_t* transferred, int64_t* total) {
-  WeightsFile file;
-  CheckpointInfo info;
-  FFR_RETURN_IF_ERROR(file.Open(path, &info));
-  // An ffyolo checkpoint's EMA is what it validated; imported weights give 'model', as train.py takes.
-  const std::string prefix = !file.imported() && file.HasEma() ? "ema." : "model.";
-  torch::NoGradGuard no_grad;
-  *transferred = *total = 0;
-  auto take = [&](const std::string& key, torch::Tensor dst) {
-    ++*total;
-    // intersect_dicts(exclude=['anchor']) drops every key containing "anchor".
-    if (exclude_anchors && key.find("anchor") != std::string::npos) return;
-    torch::Tensor t;
-    if (file.Read(prefix + key, &t) && t.sizes() == dst.sizes()) {
-      dst.copy_(t);
-      ++*transferred;
-    }
-  };
-  for (const auto& p : model->named_parameters()) take(p.key(), p.value());
-  for (const auto& b : model->named_buffers()) take(b.key(), b.value());
-  return ffr::Status::OK();
+  return Reading(path, [&] {
+    WeightsFile file;
+    CheckpointInfo info;
+    FFR_RETURN_IF_ERROR(file.Open(path, &info));
+    // An ffyolo checkpoint's EMA is what it validated; imported weights give 'model', as train.py takes.
+    const std::string prefix = !file.imported() && file.HasEma() ? "ema." : "model.";
+    torch::NoGradGuard no_grad;
+    *transferred = *total = 0;
+    auto take = [&](const std::string& key, torch::Tensor dst) {
+      ++*total;
+      // intersect_dicts(exclude=['anchor']) drops every key containing "anchor".
+      if (exclude_anchors && key.find("anchor") != std::string::npos) return;
+      torch::Tensor t;
+      if (file.Read(prefix + key, &t) && t.sizes() == dst.sizes()) {
+        dst.copy_(t);
+        ++*transferred;
+      }
+    };
+    for (const auto& p : model->named_parameters()) take(p.key(), p.value());
+    for (const auto& b : model->named_buffers()) take(b.key(), b.value());
+    return ffr::Status::OK();
+  });
 }
 
 }  // namespace ffyolo

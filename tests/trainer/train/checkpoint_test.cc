@@ -16,6 +16,7 @@
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/ema.h"
 #include "ffyolo/model.h"
+#include "fuzz/checkpoint_input.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -182,6 +183,33 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
     int64_t transferred = 0, total = 0;
     EXPECT_TRUE(TransferWeights(path, false, model.get(), &transferred, &total).IsCorruption());
   }
+}
+
+// Found by checkpoint_fuzz: a checkpoint whose bytes match their CRCs but whose
+// TorchScript code does not compile made LibTorch throw torch::jit::ErrorReport,
+// which no reader caught (std::terminate). Every reader now refuses it, naming
+// the file and LibTorch's first line.
+TEST(CheckpointTest, ContentLibTorchRejectsBehindGoodCrcsIsRefused) {
+  testing::ScratchDir dir("bad_code");
+  // checkpoint_fuzz's input: the entries of a checkpoint of tests/fuzz/checkpoint_model.yaml with
+  // one annotation of a TorchScript file changed from str to ssr; zipped with correct CRCs.
+  const std::string input =
+      testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) + "/tests/fuzz/corpus/checkpoint_fuzz/regression_code_type_ssr");
+  ASSERT_FALSE(input.empty());
+  const std::string path = dir / "bad.pt";
+  ASSERT_TRUE(testing::WriteStringToFile(
+      path, checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()))));
+  CheckpointInfo info;
+  ffr::Status s = ReadCheckpointInfo(path, &info);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_EQ(s.message().rfind(path + ": not a whole checkpoint: Unknown type name 'ssr'", 0), 0u) << s.ToString();
+  std::shared_ptr<YoloModel> loaded;
+  EXPECT_TRUE(LoadCheckpointModel(path, true, &loaded, &info).IsCorruption());
+  auto model = Tiny();
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01));
+  EXPECT_TRUE(LoadCheckpointState(path, model.get(), model.get(), &opt).IsCorruption());
+  int64_t transferred = 0, total = 0;
+  EXPECT_TRUE(TransferWeights(path, false, model.get(), &transferred, &total).IsCorruption());
 }
 
 // last.pt rewritten in a loop by a process killed (SIGKILL) at 30 moments
