@@ -35,6 +35,12 @@ int Main(int argc, char** argv) {
       ->excludes(min_size)
       ->excludes(max_size);
   app.add_option("--max-objects", options.max_objects, "Most objects asked for per image");
+  app.add_option("--min-object", options.min_object_fraction,
+                 "Smallest object side, a fraction of the image's shorter side (8 pixels at least)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-object", options.max_object_fraction,
+                 "Largest object side, a fraction of the image's shorter side")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", options.seed, "Random seed");
   app.add_option("--quality", options.jpeg_quality, "JPEG quality")->check(CLI::Range(1, 100));
   app.add_option("--subsampling", subsampling, "JPEG chroma subsampling")

@@ -68,6 +68,20 @@ void RoundToHalf(YoloModel* model) {
     if (b.is_floating_point()) b.copy_(b.to(torch::kHalf).to(torch::kFloat));
 }
 
+// train_batch0.jpg as train.py draws it: plot_images gets the batch the model trains on (after --quad's collate and
+// the --multi-scale resize), scaled by 255 and truncated to uint8.
+cv::Mat RenderTrainBatch(const torch::Tensor& images, const torch::Tensor& targets, const GridOptions& options) {
+  const torch::Tensor pixels = images.detach().mul(255).to(torch::kCPU).to(torch::kUInt8).contiguous();
+  const torch::Tensor rows = targets.detach().to(torch::kCPU).to(torch::kFloat).contiguous();
+  Batch batch;
+  batch.size = static_cast<int>(pixels.size(0));
+  batch.height = static_cast<int>(pixels.size(2));
+  batch.width = static_cast<int>(pixels.size(3));
+  batch.images = pixels.data_ptr<uint8_t>();
+  batch.targets.assign(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+  return RenderBatchGrid(batch, options);
+}
+
 }  // namespace
 
 // The run's state: the checkpoint's part (model, EMA, optimizer, scaler,
@@ -502,14 +516,14 @@ Status Trainer::State::RunEpoch() {
     const int64_t ni = i + nb * epoch;
     const Schedule::Step step = schedule->At(ni, epoch);
     for (int g = 0; g < 3; ++g) SetGroupLrMomentum(optimizer->param_groups()[g], step.lr[g], step.momentum);
-    if (epoch == 0 && i == 0 && main_rank) {
-      GridOptions go;
-      go.names = names;
-      WriteJpeg(RenderBatchGrid(*batch.host, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
-    }
     torch::Tensor images = batch.images;
     if (opt.multi_scale)
       images = MultiScaleResize(images, MultiScaleSize(opt.img_size, kMaxStride, opt.seed, ni), kMaxStride);
+    if (epoch == 0 && i == 0 && main_rank) {
+      GridOptions go;
+      go.names = names;
+      WriteJpeg(RenderTrainBatch(images, batch.targets, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
+    }
     const bool update = ni - position.last_opt_step >= step.accumulate;
     const LossOutput loss = TrainStep(step_parts, images, batch.targets, update);
     if (update) position.last_opt_step = ni;

@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +50,29 @@ TEST(YoloSynthCliTest, WritesDatasetAndRefusesToOverwrite) {
   const ProcessResult forced = RunYoloSynth(args + " --force --yolo");
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_TRUE(std::filesystem::exists(dir / "data.yaml"));
+}
+
+// --min-object / --max-object bound the shapes' sizes as fractions of the image's shorter side: a box's longer
+// side is at most the largest size's diagonal (a rotated shape), and is smaller than the smallest size only where
+// a later object covers part of it.
+TEST(YoloSynthCliTest, ObjectSizeFlagsBoundTheBoxes) {
+  ffyolo::testing::ScratchDir dir("cli_objects");
+  const ProcessResult run = RunYoloSynth("-o " + dir.path() +
+                                         " --train 40 --val 0 --size 96x64 --max-objects 3 --min-object 0.3"
+                                         " --max-object 0.5 --seed 5 --threads 2");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto coco = nlohmann::json::parse(ffyolo::testing::ReadFileToString(dir / "annotations/instances_train2017.json"));
+  std::vector<double> sides;
+  for (const auto& a : coco["annotations"]) {
+    sides.push_back(std::max(a["bbox"][2].get<double>(), a["bbox"][3].get<double>()));
+    EXPECT_LE(sides.back(), std::sqrt(2.0) * 0.5 * 64 + 2) << a.dump();  // + the anti-aliased rim
+  }
+  ASSERT_GT(sides.size(), 40u);
+  std::sort(sides.begin(), sides.end());
+  EXPECT_GE(sides[sides.size() / 2], 0.3 * 64) << "the median box";
+  EXPECT_NE(RunYoloSynth("-o " + dir.path() + "/bad --max-object 1.5").exit_code, 0);
+  EXPECT_NE(RunYoloSynth("-o " + dir.path() + "/bad --min-object 0.6 --max-object 0.5").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "bad"));
 }
 
 TEST(YoloSynthCliTest, RejectsMalformedFlags) {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -285,6 +286,74 @@ TEST(YoloDetectTest, SaveTxtAndPrintedLinesSayWhatItFound) {
   EXPECT_EQ(printed.back(), std::to_string(std::distance(fs::directory_iterator(out / "labels"),
                                                          fs::directory_iterator())) +
                                 " labels saved to " + out.string() + "/labels");
+}
+
+
+// Whether the tools train a model that detects: yolo-synth, yolo-pack, yolo-train and yolo-detect run as a user
+// runs them, on one-class 64 x 64 synthetic images, and yolo-detect's --save-txt labels of held-out images are
+// matched to their ground-truth labels. The hyperparameters (tests/tools/detect/hyp.recall.yaml) make it converge
+// in a few hundred optimizer steps on a CPU; docs/detect.md has its measured recall and precision.
+// One torch thread and one loader thread: the same run every time, and no thread of it waits on one that ctest -j's
+// other tests keep off the CPU.
+constexpr const char* kRecallSynthArgs =
+    "--classes 1 --size 64x64 --train 1024 --val 128 --max-objects 2 --min-object 0.2 --max-object 0.4 --seed 1";
+constexpr const char* kRecallTrainArgs =
+    "--cfg yolov5n --img 64 --batch 16 --epochs 12 --workers 1 --threads 1 --seed 0 --noval --device cpu";
+const std::string kRecallHyp = FFYOLO_SOURCE_DIR "/tests/tools/detect/hyp.recall.yaml";
+
+TEST(YoloDetectTest, TrainedModelFindsTheLabelledObjects) {
+  const fs::path root = Scratch("yolo_detect_recall");
+  const std::string bin = fs::path(YOLO_DETECT).parent_path().string() + "/";
+  const auto run = [&](const std::string& tool, const std::string& args) {
+    const std::string log = (root / (tool + ".log")).string();
+    const std::string command = bin + tool + " " + args + " > " + log + " 2>&1";
+    const int status = std::system(command.c_str());
+    EXPECT_EQ(status, 0) << command << "\n" << std::ifstream(log).rdbuf();
+    return status == 0;
+  };
+  ASSERT_TRUE(run("yolo-synth", "-o " + (root / "synth").string() + " --yolo " + kRecallSynthArgs));
+  ASSERT_TRUE(run("yolo-pack", (root / "synth").string() + " -o " + (root / "synth.ffr").string()));
+  ASSERT_TRUE(run("yolo-train", "--data " + (root / "synth.ffr").string() + " --hyp " + kRecallHyp +
+                                    " --project " + (root / "train").string() + " " + kRecallTrainArgs));
+  ASSERT_TRUE(run("yolo-detect", "--weights " + (root / "train/exp/weights/last.pt").string() + " --source " +
+                                     (root / "synth/images/val2017").string() +
+                                     " --img 64 --device cpu --threads 1 --save-txt --save-conf --nosave --project " +
+                                     (root / "detect").string()));
+
+  // Greedy matching, most confident detection first, each to the unmatched label of its class it overlaps most.
+  int labels = 0, detections = 0, matched = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(root / "synth/labels/val2017")) {
+    const std::vector<LabelBox> truth = ReadLabels(e.path(), false);
+    const fs::path txt = root / "detect/exp/labels" / e.path().filename();
+    std::vector<LabelBox> found = fs::exists(txt) ? ReadLabels(txt, true) : std::vector<LabelBox>{};
+    std::sort(found.begin(), found.end(), [](const LabelBox& a, const LabelBox& b) { return a.conf > b.conf; });
+    labels += truth.size();
+    detections += found.size();
+    if (truth.empty() || found.empty()) continue;
+    const auto xyxy = [](const std::vector<LabelBox>& boxes) {
+      std::vector<float> xywh;
+      for (const LabelBox& b : boxes) xywh.insert(xywh.end(), {float(b.cx), float(b.cy), float(b.w), float(b.h)});
+      return XywhToXyxy(torch::tensor(xywh).view({-1, 4}));
+    };
+    // Normalized coordinates of square images: the same IoU as in pixels.
+    const at::Tensor iou = BoxIou(xyxy(found), xyxy(truth));
+    std::vector<bool> taken(truth.size(), false);
+    for (size_t d = 0; d < found.size(); ++d) {
+      int best = -1;
+      double best_iou = 0.5;
+      for (size_t t = 0; t < truth.size(); ++t) {
+        const double v = iou[d][t].item<double>();
+        if (!taken[t] && found[d].cls == truth[t].cls && v >= best_iou) best = t, best_iou = v;
+      }
+      if (best >= 0) taken[best] = true, ++matched;
+    }
+  }
+  const double recall = labels ? double(matched) / labels : 0, precision = detections ? double(matched) / detections : 0;
+  std::printf("recall %.3f (%d of %d labelled objects), precision %.3f (%d detections) at IoU 0.5, conf 0.25\n",
+              recall, matched, labels, precision, detections);
+  ASSERT_GT(labels, 150);  // 183 in 128 images
+  EXPECT_GE(recall, 0.9);
+  EXPECT_GE(precision, 0.8);  // not recall bought with boxes everywhere
 }
 
 }  // namespace

@@ -233,6 +233,9 @@ TEST(DataFlagsTrainTest, QuadTrainsOnDoubleSizeImages) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ExpectFiniteLosses(r);
   EXPECT_EQ(r.sizes, std::vector<int>(4, 256));
+  // train_batch0.jpg shows what train.py's plot_images gets: the 2 collated 256 x 256 images side by side
+  // (the loader's 8 images of 128 would make a 3 x 3 grid of 384 x 384).
+  EXPECT_EQ(testing::TrainBatchGridSize(summary.save_dir), std::make_pair(2 * 256, 256));
   o.batch_size = 2;
   EXPECT_TRUE(Train(o, &r, &summary).IsInvalidArgument());
 }

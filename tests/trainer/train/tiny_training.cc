@@ -5,8 +5,10 @@
 
 #include <filesystem>
 
+#include "ffyolo/image_decoder.h"
 #include "ffyolo/pack.h"
 #include "ffyolo/synthetic.h"
+#include "testing/test_env.h"
 
 namespace ffyolo::testing {
 
@@ -47,6 +49,17 @@ TrainOptions TinyTrainOptions(const std::string& project, int epochs) {
   o.noval = true;
   o.device = "cpu";  // the same numbers on a GPU machine
   return o;
+}
+
+std::pair<int, int> TrainBatchGridSize(const std::string& save_dir) {
+  const std::string jpeg = ReadFileToString(save_dir + "/train_batch0.jpg");
+  ImageDecoder decoder;
+  cv::Mat img;
+  int denominator = 0;
+  const ffr::Status s = decoder.Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), ImageEncoding::kJpeg,
+                                       "train_batch0.jpg", DecodeOptions(), &img, &denominator);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return {img.cols, img.rows};
 }
 
 }  // namespace ffyolo::testing

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ffyolo/train.h"
@@ -16,6 +17,9 @@ const std::string& TinyDataset();
 
 // yolov5n at 128 px, batch 8 (4 batches an epoch), 2 workers and threads, --noval.
 TrainOptions TinyTrainOptions(const std::string& project, int epochs);
+
+// The width and height of `save_dir`/train_batch0.jpg, the grid of the first batch the run trained on.
+std::pair<int, int> TrainBatchGridSize(const std::string& save_dir);
 
 // The loss items of every batch; `on_batch` may act on each (e.g. ask for a stop).
 class LossRecorder : public TrainObserver {

@@ -92,6 +92,11 @@ TEST(MultiScaleTrainingTest, EachBatchTrainsAtItsSize) {
     seen.insert(recorder.sizes[ni]);
   }
   EXPECT_GE(seen.size(), 2u);
+  // train_batch0.jpg shows the first batch as it trained, resized (train.py plots after the --multi-scale block):
+  // its 8 images in a 3 x 3 grid of that size.
+  const int first = recorder.sizes[0];
+  ASSERT_NE(first, 128) << "the check below needs a first batch not at --img";
+  EXPECT_EQ(testing::TrainBatchGridSize(t->summary().save_dir), std::make_pair(3 * first, 3 * first));
   for (const auto& items : recorder.items)
     for (double v : items) EXPECT_TRUE(std::isfinite(v));
   EXPECT_NE(testing::ReadFileToString(t->summary().save_dir + "/opt.yaml").find("multi_scale: true"),
