@@ -55,6 +55,14 @@ class PosixWritableFile : public WritableFile {
     return Status::OK();
   }
 
+  Status StartWriteback(uint64_t offset, uint64_t n) override {
+    if (::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE) == 0)
+      return Status::OK();
+    // Where the file system cannot or the kernel lacks the call, Sync does it all, as without the hint.
+    if (errno == EINVAL || errno == ENOSYS || errno == ESPIPE) return Status::OK();
+    return Status::FromErrno("write back " + path_, errno);
+  }
+
   Status Sync() override {
     if (::fdatasync(fd_) != 0) return Status::FromErrno("fsync " + path_, errno);
     return Status::OK();

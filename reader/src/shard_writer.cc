@@ -28,7 +28,7 @@ Status ShardWriter::Create(const std::string& path, int64_t count, const ShardWr
   Env* env = options.env != nullptr ? options.env : Env::Default();
   std::unique_ptr<WritableFile> file;
   FFR_RETURN_IF_ERROR(env->NewWritableFile(path + ".tmp", &file));
-  out->reset(new ShardWriter(path, count, options.sample_alignment, env, std::move(file)));
+  out->reset(new ShardWriter(path, count, options, env, std::move(file)));
   return Status::OK();
 }
 
@@ -38,13 +38,14 @@ Status ShardWriter::Create(const std::string& path, int64_t count, Env* env, std
   return Create(path, count, options, out);
 }
 
-ShardWriter::ShardWriter(std::string path, int64_t count, uint64_t alignment, Env* env,
+ShardWriter::ShardWriter(std::string path, int64_t count, const ShardWriterOptions& options, Env* env,
                          std::unique_ptr<WritableFile> file)
     : path_(std::move(path)),
       tmp_path_(path_ + ".tmp"),
       count_(count),
-      alignment_(alignment),
-      zeros_(alignment, '\0'),
+      alignment_(options.sample_alignment),
+      writeback_bytes_(options.writeback_bytes),
+      zeros_(alignment_, '\0'),
       env_(env),
       file_(std::move(file)),
       position_(ShardHeader::EncodedSize(count)) {
@@ -52,6 +53,7 @@ ShardWriter::ShardWriter(std::string path, int64_t count, uint64_t alignment, En
   offsets_.reserve(count);
   // The gap between the header and an aligned first sample stays a hole, which reads as zeros.
   if (alignment_ > 0 && count_ > 0) position_ += PaddingAfter(position_, alignment_);
+  written_back_ = position_;
   file_->Seek(position_);
 }
 
@@ -62,28 +64,48 @@ ShardWriter::~ShardWriter() {
   }
 }
 
+Status ShardWriter::PadPrevious() {
+  const uint64_t padding = alignment_ > 0 && !crcs_.empty() ? PaddingAfter(position_, alignment_) : 0;
+  if (padding == 0) return Status::OK();
+  FFR_RETURN_IF_ERROR(file_->Append(zeros_.data(), padding));
+  crcs_.back() = Crc32Extend(crcs_.back(), zeros_.data(), padding);
+  position_ += padding;
+  return Status::OK();
+}
+
 Status ShardWriter::Append(const void* data, size_t size) {
   if (finished_) return Status::InvalidArgument(path_ + ": append after Finish");
-  if (appended() >= count_)
+  if (appended() + skipped_ >= count_)
     return Status::InvalidArgument(path_ + ": more than the " + std::to_string(count_) + " samples announced");
-  // The last sample ends the file: FFRecord takes its length from the file size.
-  const bool last = appended() + 1 == count_;
-  const uint64_t padding = alignment_ > 0 && !last ? PaddingAfter(position_ + size, alignment_) : 0;
+  FFR_RETURN_IF_ERROR(PadPrevious());
   FFR_RETURN_IF_ERROR(file_->Append(data, size));
-  if (padding > 0) FFR_RETURN_IF_ERROR(file_->Append(zeros_.data(), padding));
-  crcs_.push_back(Crc32Extend(Crc32(data, size), zeros_.data(), padding));
+  crcs_.push_back(Crc32(data, size));
   offsets_.push_back(position_);
-  position_ += size + padding;
+  position_ += size;
+  if (writeback_bytes_ > 0 && position_ - written_back_ >= writeback_bytes_) {
+    FFR_RETURN_IF_ERROR(file_->StartWriteback(written_back_, position_ - written_back_));
+    written_back_ = position_;
+  }
+  return Status::OK();
+}
+
+Status ShardWriter::Skip() {
+  if (finished_) return Status::InvalidArgument(path_ + ": skip after Finish");
+  if (appended() + skipped_ >= count_)
+    return Status::InvalidArgument(path_ + ": more than the " + std::to_string(count_) + " samples announced");
+  ++skipped_;
   return Status::OK();
 }
 
 Status ShardWriter::Finish() {
   if (finished_) return Status::InvalidArgument(path_ + ": Finish called twice");
-  if (appended() != count_)
-    return Status::InvalidArgument(path_ + ": " + std::to_string(appended()) + " samples appended, " +
+  if (appended() + skipped_ != count_)
+    return Status::InvalidArgument(path_ + ": " + std::to_string(appended()) + " samples appended" +
+                                   (skipped_ > 0 ? " and " + std::to_string(skipped_) + " skipped" : "") + ", " +
                                    std::to_string(count_) + " announced");
   const std::string header = EncodeShardHeader(crcs_, offsets_);
   FFR_RETURN_IF_ERROR(file_->WriteAt(0, header.data(), header.size()));
+  if (crcs_.empty()) position_ = header.size();  // every sample skipped: the header is the file
   FFR_RETURN_IF_ERROR(file_->Sync());
   FFR_RETURN_IF_ERROR(file_->Close());
   FFR_RETURN_IF_ERROR(env_->RenameFile(tmp_path_, path_));

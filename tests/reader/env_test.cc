@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "ffr/env.h"
 #include "ffr/read_buffer.h"
@@ -43,6 +44,20 @@ TEST(EnvTest, LockFileInAMissingDirectoryNamesThePath) {
 // mid-block: a shard truncated under the reader) stops there. It used to read
 // on at the unaligned position, which fails with EINVAL, naming neither the
 // cause nor the sample, when the file has grown back meanwhile.
+// sync_file_range on a real file, written or not yet, past its end or empty.
+TEST(EnvTest, StartWritebackOfAnyRangeSucceeds) {
+  ffyolo::testing::ScratchDir dir("writeback");
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(dir / "f", &f).ok());
+  const std::string data(10000, 'w');
+  ASSERT_TRUE(f->Append(data.data(), data.size()).ok());
+  for (const auto& [offset, n] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 4096}, {4096, 5904}, {9000, 50000}, {0, 0}})
+    EXPECT_TRUE(f->StartWriteback(offset, n).ok()) << offset << "+" << n;
+  ASSERT_TRUE(f->Sync().ok());
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(ffyolo::testing::ReadFileToString(dir / "f"), data);
+}
+
 TEST(EnvTest, ShortDirectReadStopsAtTheEndOfTheFile) {
   ffyolo::testing::ScratchDir dir("direct_short");
   const std::string path = dir / "f";

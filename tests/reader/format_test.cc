@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "ffr/format.h"
 #include "ffr/reader.h"
@@ -144,6 +146,143 @@ TEST(FormatTest, WriterRefusesInvalidAlignments) {
   }
   for (uint64_t alignment : {uint64_t{0}, uint64_t{512}, uint64_t{4096}, uint64_t{1} << 20})
     EXPECT_TRUE(CheckSampleAlignment(alignment).ok()) << alignment;
+}
+
+// The samples a shard holds, read back through the reader with CRCs checked.
+std::vector<std::string> ReadAllSamples(const std::string& path) {
+  std::unique_ptr<Reader> r;
+  const Status opened = Reader::Open(path, ReaderOptions(), &r);
+  EXPECT_TRUE(opened.ok()) << opened.ToString();
+  std::vector<std::string> samples;
+  ReadBuffer buf;
+  for (int64_t i = 0; opened.ok() && i < r->size(); ++i) {
+    Sample sample;
+    const Status s = r->Read(i, &buf, &sample);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    samples.emplace_back(reinterpret_cast<const char*>(sample.data), sample.size);
+  }
+  return samples;
+}
+
+// A packer that drops bad images learns so only while it writes: the header
+// keeps the room of the skipped samples as a gap, the last sample appended
+// ends the file even when skipped ones were announced after it.
+TEST(FormatTest, SkippedSamplesLeaveAGapAfterTheHeader) {
+  ScratchDir dir("skipped");
+  for (const uint64_t alignment : {uint64_t{0}, uint64_t{4096}}) {
+    const std::string path = dir / ("PART_" + std::to_string(alignment) + ".ffr");
+    ShardWriterOptions options;
+    options.sample_alignment = alignment;
+    std::unique_ptr<ShardWriter> w;
+    ASSERT_TRUE(ShardWriter::Create(path, 5, options, &w).ok());
+    ASSERT_TRUE(w->Skip().ok());
+    ASSERT_TRUE(w->Append("abc", 3).ok());
+    ASSERT_TRUE(w->Skip().ok());
+    ASSERT_TRUE(w->Append("hello", 5).ok());
+    ASSERT_TRUE(w->Skip().ok());
+    ASSERT_TRUE(w->Finish().ok()) << alignment;
+    EXPECT_EQ(w->skipped(), 3);
+
+    const std::string file = ReadFileToString(path);
+    EXPECT_EQ(w->bytes(), file.size());
+    ShardHeader h;
+    ASSERT_TRUE(
+        ParseShardHeader(path, reinterpret_cast<const uint8_t*>(file.data()), file.size(), file.size(), true, &h)
+            .ok());
+    const uint64_t first = alignment > 0 ? alignment : ShardHeader::EncodedSize(5);
+    const uint64_t second = alignment > 0 ? 2 * alignment : first + 3;
+    EXPECT_EQ(h.offsets, (std::vector<uint64_t>{first, second, second + 5})) << alignment;
+    EXPECT_TRUE(AllZero(file.substr(ShardHeader::EncodedSize(2), first - ShardHeader::EncodedSize(2))));
+    const std::vector<std::string> samples = ReadAllSamples(path);
+    ASSERT_EQ(samples.size(), 2u);
+    EXPECT_EQ(samples[0].substr(0, 3), "abc");
+    EXPECT_EQ(samples[1], "hello") << "the last sample appended ends the file, unpadded";
+  }
+}
+
+TEST(FormatTest, ShardOfSkippedSamplesOnlyIsAnEmptyShard) {
+  ScratchDir dir("all_skipped");
+  const std::string path = dir / "PART_00000.ffr";
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(path, 2, nullptr, &w).ok());
+  ASSERT_TRUE(w->Skip().ok());
+  ASSERT_TRUE(w->Skip().ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_EQ(ReadFileToString(path), EncodeShardHeader({}, {}));
+  EXPECT_EQ(w->bytes(), 12u);
+}
+
+TEST(FormatTest, WriterCountsSkippedSamplesAgainstTheAnnounced) {
+  ScratchDir dir("skip_count");
+  const std::string path = dir / "PART_00000.ffr";
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(path, 2, nullptr, &w).ok());
+  ASSERT_TRUE(w->Skip().ok());
+  Status s = w->Finish();
+  EXPECT_NE(s.message().find(path + ": 0 samples appended and 1 skipped, 2 announced"), std::string::npos)
+      << s.ToString();
+  ASSERT_TRUE(w->Append("a", 1).ok());
+  s = w->Skip();
+  EXPECT_NE(s.message().find("more than the 2 samples announced"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(w->Finish().ok());
+}
+
+// Records every StartWriteback of the files it creates.
+class WritebackRecordingEnv : public Env {
+ public:
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // offset, length
+
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override {
+    std::unique_ptr<WritableFile> inner;
+    FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, &inner));
+    out->reset(new File(std::move(inner), this));
+    return Status::OK();
+  }
+
+ private:
+  class File : public WritableFile {
+   public:
+    File(std::unique_ptr<WritableFile> inner, WritebackRecordingEnv* env) : inner_(std::move(inner)), env_(env) {}
+    Status Append(const void* d, size_t n) override { return inner_->Append(d, n); }
+    Status WriteAt(uint64_t o, const void* d, size_t n) override { return inner_->WriteAt(o, d, n); }
+    Status Seek(uint64_t o) override { return inner_->Seek(o); }
+    Status StartWriteback(uint64_t o, uint64_t n) override {
+      env_->ranges.emplace_back(o, n);
+      return inner_->StartWriteback(o, n);
+    }
+    Status Sync() override { return inner_->Sync(); }
+    Status Close() override { return inner_->Close(); }
+
+   private:
+    std::unique_ptr<WritableFile> inner_;
+    WritebackRecordingEnv* env_;
+  };
+};
+
+// The disk writes while samples are appended: every writeback_bytes, the
+// bytes since the last writeback, back to back from the first sample on.
+TEST(FormatTest, WriterStartsWritebackEveryFewBytes) {
+  ScratchDir dir("writeback");
+  WritebackRecordingEnv env;
+  ShardWriterOptions options;
+  options.env = &env;
+  options.writeback_bytes = 1000;
+  std::unique_ptr<ShardWriter> w;
+  ASSERT_TRUE(ShardWriter::Create(dir / "PART_00000.ffr", 10, options, &w).ok());
+  const std::string sample(300, 's');
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w->Append(sample.data(), sample.size()).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  const uint64_t start = ShardHeader::EncodedSize(10);
+  // After samples 4 (1200 bytes), 8 (another 1200); the last 600 are left to Finish's fsync.
+  EXPECT_EQ(env.ranges, (std::vector<std::pair<uint64_t, uint64_t>>{{start, 1200}, {start + 1200, 1200}}));
+  EXPECT_EQ(ReadAllSamples(dir / "PART_00000.ffr"), std::vector<std::string>(10, sample));
+
+  env.ranges.clear();
+  options.writeback_bytes = 0;
+  ASSERT_TRUE(ShardWriter::Create(dir / "PART_00001.ffr", 10, options, &w).ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w->Append(sample.data(), sample.size()).ok());
+  ASSERT_TRUE(w->Finish().ok());
+  EXPECT_TRUE(env.ranges.empty()) << "0: all left to Finish";
 }
 
 TEST(FormatTest, ReaderReadsGoldenVector) {

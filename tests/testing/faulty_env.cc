@@ -42,6 +42,7 @@ class FaultyEnv::File : public ffr::WritableFile {
     return Status::FromErrno("write " + path_ + " (injected)", ENOSPC);
   }
   Status Seek(uint64_t o) override { return inner_->Seek(o); }
+  Status StartWriteback(uint64_t o, uint64_t n) override { return inner_->StartWriteback(o, n); }
   Status Sync() override {
     if (env_->Fails(WriteOp::kSync, path_)) return Status::FromErrno("fsync " + path_ + " (injected)", EIO);
     return Status::OK();

@@ -25,6 +25,10 @@ class WritableFile {
   virtual Status WriteAt(uint64_t offset, const void* data, size_t n) = 0;
   // Moves the append position (the gap reads as zeros until written).
   virtual Status Seek(uint64_t offset) = 0;
+  // Starts writing [offset, offset + n) to the disk without waiting for it,
+  // so that a long sequential writer keeps the disk busy as it goes instead of
+  // leaving everything to Sync. A hint: durability still takes Sync.
+  virtual Status StartWriteback(uint64_t /*offset*/, uint64_t /*n*/) { return Status::OK(); }
   virtual Status Sync() = 0;
   virtual Status Close() = 0;
 };

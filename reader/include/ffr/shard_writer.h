@@ -12,6 +12,12 @@
 // zeros up to the next multiple of A. FFRecord's rule (length = offset[i+1] -
 // offset[i]) makes those zeros part of sample i, so its CRC covers them and
 // readers read them; FFRecord's own readers still read such a file.
+//
+// Skipped samples: a writer that learns only while writing that some of the
+// announced samples will not come (a packer skipping bad images) calls Skip()
+// for each. Their header entries are not written: the shard holds the samples
+// appended, and the room their entries would have taken stays a gap of zeros
+// before offset[0], which FFRecord's readers never look at.
 #pragma once
 
 #include <cstdint>
@@ -35,13 +41,17 @@ struct ShardWriterOptions {
   // at a multiple of this many bytes (see above); 4096 makes O_DIRECT read
   // only a sample's own blocks.
   uint64_t sample_alignment = 0;
+  // Writing back to the disk starts every this many bytes (WritableFile::
+  // StartWriteback), so that the disk writes while samples are appended and
+  // Finish's fsync waits for the last few only; 0 leaves it all to Finish.
+  uint64_t writeback_bytes = uint64_t{8} << 20;
   // nullptr means Env::Default().
   Env* env = nullptr;
 };
 
 class ShardWriter {
  public:
-  // Prepares to write exactly `count` samples to `path`.
+  // Prepares to write `count` samples to `path` (each appended or skipped).
   static Status Create(const std::string& path, int64_t count, const ShardWriterOptions& options,
                        std::unique_ptr<ShardWriter>* out);
   // The same with default options on `env`.
@@ -52,28 +62,38 @@ class ShardWriter {
   ShardWriter& operator=(const ShardWriter&) = delete;
 
   Status Append(const void* data, size_t size);
-  // Requires exactly `count` appended samples.
+  // One of the announced samples will not be appended (see above).
+  Status Skip();
+  // Requires every announced sample appended or skipped.
   Status Finish();
 
   int64_t count() const { return count_; }
   int64_t appended() const { return static_cast<int64_t>(crcs_.size()); }
+  int64_t skipped() const { return skipped_; }
   // The file's size so far (the whole shard after Finish).
   uint64_t bytes() const { return position_; }
   const std::string& path() const { return path_; }
 
  private:
-  ShardWriter(std::string path, int64_t count, uint64_t alignment, Env* env, std::unique_ptr<WritableFile> file);
+  ShardWriter(std::string path, int64_t count, const ShardWriterOptions& options, Env* env,
+              std::unique_ptr<WritableFile> file);
+  // The zeros that align the next sample, written once it comes: the last
+  // sample ends the file, as FFRecord takes its length from the file size.
+  Status PadPrevious();
 
   std::string path_;
   std::string tmp_path_;
   int64_t count_;
   uint64_t alignment_;
+  uint64_t writeback_bytes_;
   std::string zeros_;  // alignment_ zero bytes, the padding's source
   Env* env_;
   std::unique_ptr<WritableFile> file_;
   std::vector<uint32_t> crcs_;
   std::vector<uint64_t> offsets_;
   uint64_t position_;
+  uint64_t written_back_;  // the file before this offset is being written back
+  int64_t skipped_ = 0;
   bool finished_ = false;
 };
 
