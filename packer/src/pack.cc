@@ -7,9 +7,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <deque>
 #include <filesystem>
-#include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -50,13 +51,26 @@ uint64_t FileSizeOrZero(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-// The least the shards of `source` take: every image stored as it is. Zero
-// (unknown) when --max-size re-encodes some of them.
-uint64_t LeastShardBytes(const PackOptions& opt, const SourceDataset& source) {
+// The size of every source image file (0 when missing), by split: taken once,
+// as a stat of each image is noticeable at COCO's 118,287.
+using ImageSizes = std::vector<std::vector<uint64_t>>;
+
+ImageSizes SourceImageSizes(const SourceDataset& source) {
+  ImageSizes sizes;
+  for (const SourceSplit& split : source.splits) {
+    sizes.emplace_back();
+    for (const SourceImage& im : split.images) sizes.back().push_back(FileSizeOrZero(im.path));
+  }
+  return sizes;
+}
+
+// The least the shards take: every image stored as it is. Zero (unknown) when
+// --max-size re-encodes some of them.
+uint64_t LeastShardBytes(const PackOptions& opt, const ImageSizes& sizes) {
   if (opt.max_size > 0) return 0;
   uint64_t bytes = 0;
-  for (const SourceSplit& split : source.splits)
-    for (const SourceImage& im : split.images) bytes += FileSizeOrZero(im.path);
+  for (const std::vector<uint64_t>& split : sizes)
+    for (uint64_t b : split) bytes += b;
   return bytes;
 }
 
@@ -136,17 +150,80 @@ struct Prepared {
   std::vector<std::string> warnings;
 };
 
+// How far the workers may read ahead of the writer, in source image bytes (or
+// one image, however large) and in images: enough to keep both busy, and what
+// bounds the records in memory whatever the shard size and the image count.
+constexpr uint64_t kAheadBytes = uint64_t{64} << 20;
+constexpr size_t kAheadImages = 512;
+
+// Images prepared by workers in any order, taken by the writer in the order
+// given: a worker claims the next image once those prepared and not yet taken
+// leave room for it.
+class Lookahead {
+ public:
+  // `sizes[j]`: the source bytes of the j-th image to prepare.
+  explicit Lookahead(std::vector<uint64_t> sizes) : sizes_(std::move(sizes)) {}
+
+  // The next image for a worker; false once all are claimed or Stop was called.
+  bool Claim(size_t* j) {
+    std::unique_lock<std::mutex> lock(mu_);
+    room_.wait(lock, [&] {
+      return stop_ || claimed_ == sizes_.size() || slots_.empty() ||
+             (ahead_bytes_ + sizes_[claimed_] <= kAheadBytes && slots_.size() < kAheadImages);
+    });
+    if (stop_ || claimed_ == sizes_.size()) return false;
+    ahead_bytes_ += sizes_[claimed_];
+    slots_.emplace_back();
+    *j = claimed_++;
+    return true;
+  }
+
+  void Put(size_t j, Prepared prepared) {
+    std::lock_guard<std::mutex> lock(mu_);
+    slots_[j - taken_] = std::move(prepared);
+    if (j == taken_) ready_.notify_one();
+  }
+
+  // The next image in order, once its worker put it. Only while workers run.
+  Prepared Take() {
+    std::unique_lock<std::mutex> lock(mu_);
+    ready_.wait(lock, [&] { return !slots_.empty() && slots_.front().has_value(); });
+    Prepared prepared = std::move(*slots_.front());
+    slots_.pop_front();
+    ahead_bytes_ -= sizes_[taken_++];
+    room_.notify_all();
+    return prepared;
+  }
+
+  // Workers claim nothing more.
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    room_.notify_all();
+  }
+
+ private:
+  const std::vector<uint64_t> sizes_;
+  std::mutex mu_;
+  std::condition_variable room_, ready_;
+  std::deque<std::optional<Prepared>> slots_;  // images taken_ .. claimed_ - 1
+  size_t claimed_ = 0, taken_ = 0;             // guarded by mu_
+  uint64_t ahead_bytes_ = 0;                   // of the images in slots_
+  bool stop_ = false;
+};
+
 class SplitPacker {
  public:
-  SplitPacker(const PackOptions& opt, const SourceDataset& source, const SourceSplit& split, PackSummary* summary)
-      : opt_(opt), source_(source), split_(split), summary_(summary), dir_(opt.output + "/" + split.name) {}
+  SplitPacker(const PackOptions& opt, const SourceDataset& source, const SourceSplit& split,
+              const std::vector<uint64_t>& sizes, PackSummary* summary)
+      : opt_(opt), source_(source), split_(split), sizes_(sizes), summary_(summary), dir_(opt.output + "/" + split.name) {}
 
   Status Run(SplitInfo* info);
 
  private:
   void PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker, Prepared* out) const;
-  Status PrepareShard(size_t begin, size_t end, std::vector<Prepared>* out);
-  Status WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written);
+  void Prepare(const std::vector<size_t>& images, Lookahead* ahead);
+  Status WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardInfo* written);
   Status ResumeShard(const std::string& path, ShardInfo* info);
   Status AddEvalBoxes();
   void Message(const std::string& m) const {
@@ -157,6 +234,7 @@ class SplitPacker {
   const PackOptions& opt_;
   const SourceDataset& source_;
   const SourceSplit& split_;
+  const std::vector<uint64_t>& sizes_;  // of split_.images' files
   PackSummary* summary_;
   std::string dir_;
   LabelIndex index_;
@@ -210,75 +288,56 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   out->status = s;
 }
 
-Status SplitPacker::PrepareShard(size_t begin, size_t end, std::vector<Prepared>* out) {
-  out->assign(end - begin, Prepared());
-  const int threads = std::max(1, std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(),
-                                                 static_cast<int>(end - begin)));
-  std::atomic<size_t> next{begin};
-  std::atomic<bool> failed{false};
-  std::mutex mu;
-  std::condition_variable all_done;
-  int running = threads;  // guarded by mu
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      ImageInspector inspector;
-      std::unique_ptr<JpegShrinker> shrinker;
-      if (opt_.max_size > 0) shrinker.reset(new JpegShrinker(opt_.max_size, opt_.quality));
-      for (size_t i; (i = next.fetch_add(1)) < end;) {
-        if (failed.load() && !opt_.skip_bad) break;  // fail fast
-        Prepared& p = (*out)[i - begin];
-        PrepareOne(split_.images[i], &inspector, shrinker.get(), &p);
-        if (!p.status.ok()) failed.store(true);
-        bytes_ += p.image_bytes;
-        ++done_;
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      if (--running == 0) all_done.notify_one();
-    });
+// A worker: prepares the images it claims, in any order.
+void SplitPacker::Prepare(const std::vector<size_t>& images, Lookahead* ahead) {
+  ImageInspector inspector;
+  std::unique_ptr<JpegShrinker> shrinker;
+  if (opt_.max_size > 0) shrinker.reset(new JpegShrinker(opt_.max_size, opt_.quality));
+  for (size_t j; ahead->Claim(&j);) {
+    Prepared p;
+    PrepareOne(split_.images[images[j]], &inspector, shrinker.get(), &p);
+    bytes_ += p.image_bytes;
+    ++done_;
+    ahead->Put(j, std::move(p));
   }
-  {
-    // Progress every 50 ms, and no waiting past the last image (small shards).
-    std::unique_lock<std::mutex> lock(mu);
-    while (!all_done.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) Report(false);
-  }
-  for (auto& t : pool) t.join();
-  Report(false);
-  // Report in source order, so that fail-fast names the first bad image.
-  for (Prepared& p : *out) {
-    for (const std::string& w : p.warnings) Message("warning: " + w);
-    summary_->warnings += static_cast<int64_t>(p.warnings.size());
-    if (p.status.ok()) continue;
-    if (!opt_.skip_bad) return p.status;
-    Message("skipped: " + p.status.message());
-    ++info_.skipped;
-  }
-  return Status::OK();
 }
 
-Status SplitPacker::WriteShard(size_t shard, std::vector<Prepared> prepared, ShardInfo* written) {
-  int64_t count = 0;
-  for (const Prepared& p : prepared) count += p.status.ok() ? 1 : 0;
+// Shard `shard`: images [begin, end) taken from `ahead` in source order, so
+// that warnings and fail-fast name the first bad image.
+Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardInfo* written) {
   written->file = ShardFileName(shard);
-  written->samples = count;
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
   options.env = opt_.env;
-  Status s = ffr::ShardWriter::Create(dir_ + "/" + written->file, count, options, &w);
-  uint64_t records = 0;
-  for (const Prepared& p : prepared) records += p.status.ok() ? p.record.size() : 0;
-  // Each record is freed once written: the next shard is being prepared meanwhile,
-  // and the two together are what bounds packing memory.
-  for (Prepared& p : prepared) {
-    if (s.ok() && p.status.ok()) s = w->Append(p.record.data(), p.record.size());
-    std::string().swap(p.record);
+  FFR_RETURN_IF_ERROR(
+      ffr::ShardWriter::Create(dir_ + "/" + written->file, static_cast<int64_t>(end - begin), options, &w));
+  Status s;
+  for (size_t i = begin; i < end && s.ok(); ++i) {
+    const Prepared p = ahead->Take();
+    Report(false);
+    for (const std::string& warning : p.warnings) Message("warning: " + warning);
+    summary_->warnings += static_cast<int64_t>(p.warnings.size());
+    if (p.status.ok()) {
+      s = w->Append(p.record.data(), p.record.size());
+      if (s.ok()) index_.Add(p.info, p.image_bytes);
+    } else if (opt_.skip_bad) {
+      Message("skipped: " + p.status.message());
+      ++info_.skipped;
+      s = w->Skip();
+    } else {
+      return p.status;
+    }
   }
   if (s.ok()) s = w->Finish();
-  // On a full disk, what this shard needed (re-encoded sizes are known only now).
-  if (IsOutOfSpace(s))
-    return Status::IOError(s.message() + " (the shard's records take " + ByteSize(records) + ")");
+  if (IsOutOfSpace(s)) {  // what this shard needed, the whole pack's need comes later
+    uint64_t bytes = 0;
+    for (size_t i = begin; i < end; ++i) bytes += sizes_[i];
+    return Status::IOError(s.message() + " (the shard's " + std::to_string(end - begin) + " images take " +
+                           ByteSize(bytes) + " in the source)");
+  }
   FFR_RETURN_IF_ERROR(s);
+  written->samples = w->appended();
   written->bytes = w->bytes();
   return Status::OK();
 }
@@ -324,42 +383,47 @@ Status SplitPacker::Run(SplitInfo* result) {
   for (const std::string& orphan : split_.orphan_labels) Message("warning: label without an image: " + orphan);
   summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
 
-  std::vector<uint64_t> sizes;
   size_t boxes = 0, eval_boxes = 0;
   for (const SourceImage& im : split_.images) {
-    sizes.push_back(FileSizeOrZero(im.path));
     boxes += im.info.boxes.size();
     eval_boxes += im.eval_boxes.size();
   }
   index_.Reserve(split_.images.size(), boxes, eval_boxes);
-  const std::vector<size_t> starts = PlanShards(sizes, opt_);
+  const std::vector<size_t> starts = PlanShards(sizes_, opt_);
 
-  std::future<Status> writing;
-  std::vector<ShardInfo> shards(starts.size() - 1);
-  auto finish_write = [&]() -> Status { return writing.valid() ? writing.get() : Status::OK(); };
-  for (size_t k = 0; k + 1 < starts.size(); ++k) {
-    const std::string path = dir_ + "/" + ShardFileName(k);
-    if (opt_.env->FileExists(path)) {  // finished by an earlier run of the same pack
-      FFR_RETURN_IF_ERROR(finish_write());
-      Status s = ResumeShard(path, &shards[k]);
-      if (!s.ok()) return Status::Corruption("cannot resume: " + s.message() + "; rerun with --force");
-      shards[k].file = ShardFileName(k);
-      done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
-      ++summary_->resumed_shards;
+  // Shards an earlier run of the same pack finished are kept; the images of
+  // the others are prepared by workers ahead of the writer (this thread).
+  const size_t shard_count = starts.size() - 1;
+  std::vector<bool> finished(shard_count);
+  std::vector<size_t> todo;
+  std::vector<uint64_t> todo_sizes;
+  for (size_t k = 0; k < shard_count; ++k) {
+    finished[k] = opt_.env->FileExists(dir_ + "/" + ShardFileName(k));
+    for (size_t i = starts[k]; i < starts[k + 1] && !finished[k]; ++i) {
+      todo.push_back(i);
+      todo_sizes.push_back(sizes_[i]);
+    }
+  }
+  Lookahead ahead(std::move(todo_sizes));
+  const int threads = std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(), static_cast<int>(todo.size()));
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) workers.emplace_back([&] { Prepare(todo, &ahead); });
+  std::vector<ShardInfo> shards(shard_count);
+  Status status;
+  for (size_t k = 0; k < shard_count && status.ok(); ++k) {
+    if (!finished[k]) {
+      status = WriteShard(k, starts[k], starts[k + 1], &ahead, &shards[k]);
       continue;
     }
-    std::vector<Prepared> prepared;
-    Status s = PrepareShard(starts[k], starts[k + 1], &prepared);
-    Status w = finish_write();
-    FFR_RETURN_IF_ERROR(w);
-    FFR_RETURN_IF_ERROR(s);
-    for (const Prepared& p : prepared)
-      if (p.status.ok()) index_.Add(p.info, p.image_bytes);
-    writing = std::async(std::launch::async, [this, k, &shards, p = std::move(prepared)]() mutable {
-      return WriteShard(k, std::move(p), &shards[k]);
-    });
+    status = ResumeShard(dir_ + "/" + ShardFileName(k), &shards[k]);
+    if (!status.ok()) status = Status::Corruption("cannot resume: " + status.message() + "; rerun with --force");
+    shards[k].file = ShardFileName(k);
+    done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
+    ++summary_->resumed_shards;
   }
-  FFR_RETURN_IF_ERROR(finish_write());
+  ahead.Stop();  // on failure, images may be left unclaimed
+  for (std::thread& t : workers) t.join();
+  FFR_RETURN_IF_ERROR(status);
   Report(true);
   if (index_.size() == 0)
     return Status::InvalidArgument("split '" + split_.name + "': all " + std::to_string(split_.images.size()) +
@@ -401,16 +465,16 @@ std::map<std::string, std::string> OptionsRecord(const PackOptions& opt) {
   return m;
 }
 
-std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source) {
+std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source, const ImageSizes& sizes) {
   Fingerprint f;
   f.Add(fs::absolute(opt.source).lexically_normal().string());
   for (const auto& [k, v] : OptionsRecord(opt)) f.Add(k + "=" + v);
-  for (const SourceSplit& s : source.splits) {
-    f.Add(s.name);
-    for (const SourceImage& im : s.images) {
-      f.Add(im.path);
-      f.Add(FileSizeOrZero(im.path));
-      f.Add(im.info.boxes.size());
+  for (size_t s = 0; s < source.splits.size(); ++s) {
+    f.Add(source.splits[s].name);
+    for (size_t i = 0; i < source.splits[s].images.size(); ++i) {
+      f.Add(source.splits[s].images[i].path);
+      f.Add(sizes[s][i]);
+      f.Add(source.splits[s].images[i].info.boxes.size());
     }
   }
   return f.Hex();
@@ -505,7 +569,8 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
 }
 
 // The splits, then dataset.yaml, then the state file's removal.
-Status PackSplits(const PackOptions& opt, const SourceDataset& source, PackSummary* summary) {
+Status PackSplits(const PackOptions& opt, const SourceDataset& source, const ImageSizes& sizes,
+                  PackSummary* summary) {
   Manifest& m = summary->manifest;
   m.created = NowIso8601();
   m.source = fs::absolute(opt.source).lexically_normal().string();
@@ -513,9 +578,9 @@ Status PackSplits(const PackOptions& opt, const SourceDataset& source, PackSumma
   m.names = source.class_names;
   m.category_ids = source.category_ids;
   m.options = OptionsRecord(opt);
-  for (const SourceSplit& split : source.splits) {
+  for (size_t s = 0; s < source.splits.size(); ++s) {
     SplitInfo info;
-    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, split, summary).Run(&info));
+    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, source.splits[s], sizes[s], summary).Run(&info));
     m.splits.push_back(std::move(info));
   }
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
@@ -550,12 +615,13 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
     if (opt.on_message) opt.on_message("warning: " + w);
   *summary = PackSummary();
   summary->warnings += static_cast<int64_t>(source.warnings.size());
+  const ImageSizes sizes = SourceImageSizes(source);
   std::unique_ptr<ffr::FileLock> lock;
-  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source), &lock));
+  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source, sizes), &lock));
 
-  const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, source));
+  const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, sizes));
   FFR_RETURN_IF_ERROR(CheckFreeSpace(needs));
-  const Status s = PackSplits(opt, source, summary);
+  const Status s = PackSplits(opt, source, sizes, summary);
   if (!s.ok()) return WithSpaceNeeded(s, needs);
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();

@@ -293,6 +293,11 @@ TEST(PackTest, SkipBadReportsEachSkipAndCounts) {
   EXPECT_EQ(idx.boxes(0)[0].class_index, 0);  // category 1 sorts first
   EXPECT_FLOAT_EQ(idx.boxes(0)[0].cx, 14.0f / 32);
   EXPECT_FLOAT_EQ(idx.boxes(0)[0].area, 200.0f);
+  // The skipped images' header entries are a gap in the shard, which reads and checks as any other.
+  VerifyReport report;
+  ASSERT_TRUE(VerifyDataset(dir / "out.ffr", VerifyOptions(), &report).ok());
+  EXPECT_TRUE(report.ok()) << report.problems[0].message;
+  EXPECT_EQ(report.samples, 2);
 }
 
 // A split without images packs into nothing anyone can train or validate on:
