@@ -309,6 +309,7 @@ Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
+  options.direct_io = true;
   options.env = opt_.env;
   FFR_RETURN_IF_ERROR(
       ffr::ShardWriter::Create(dir_ + "/" + written->file, static_cast<int64_t>(end - begin), options, &w));

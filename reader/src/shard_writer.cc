@@ -27,9 +27,11 @@ Status ShardWriter::Create(const std::string& path, int64_t count, const ShardWr
   if (!alignment.ok()) return Status::InvalidArgument(path + ": " + alignment.message());
   Env* env = options.env != nullptr ? options.env : Env::Default();
   std::unique_ptr<WritableFile> file;
-  FFR_RETURN_IF_ERROR(env->NewWritableFile(path + ".tmp", &file));
+  Status opened = env->NewWritableFile(path + ".tmp", options.direct_io, &file);
+  if (opened.IsNotSupported()) opened = env->NewWritableFile(path + ".tmp", false, &file);
+  FFR_RETURN_IF_ERROR(opened);
   out->reset(new ShardWriter(path, count, options, env, std::move(file)));
-  return Status::OK();
+  return (*out)->file_->Seek((*out)->position_);
 }
 
 Status ShardWriter::Create(const std::string& path, int64_t count, Env* env, std::unique_ptr<ShardWriter>* out) {
@@ -54,7 +56,6 @@ ShardWriter::ShardWriter(std::string path, int64_t count, const ShardWriterOptio
   // The gap between the header and an aligned first sample stays a hole, which reads as zeros.
   if (alignment_ > 0 && count_ > 0) position_ += PaddingAfter(position_, alignment_);
   written_back_ = position_;
-  file_->Seek(position_);
 }
 
 ShardWriter::~ShardWriter() {

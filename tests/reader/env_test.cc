@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,61 @@ TEST(EnvTest, StartWritebackOfAnyRangeSucceeds) {
   ASSERT_TRUE(f->Sync().ok());
   ASSERT_TRUE(f->Close().ok());
   EXPECT_EQ(ffyolo::testing::ReadFileToString(dir / "f"), data);
+}
+
+// Bytes a generator of its own makes, different at every offset.
+std::string Pattern(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>((seed = seed * 1103515245 + 12345) >> 16);
+  return s;
+}
+
+// The calls a ShardWriter makes (a seek past the header, appends across
+// chunks, the header written last at 0), with a sync in between and a patch
+// inside the unwritten chunk: a direct file ends byte for byte as a buffered one.
+TEST(EnvTest, DirectFileHoldsWhatABufferedOneHolds) {
+  ffyolo::testing::ScratchDir dir("direct_write");
+  Env* env = Env::Default();
+  std::unique_ptr<WritableFile> direct, buffered;
+  const Status opened = env->NewWritableFile(dir / "direct", true, &direct);
+  if (opened.IsNotSupported()) GTEST_SKIP() << opened.ToString();
+  ASSERT_TRUE(opened.ok()) << opened.ToString();
+  ASSERT_TRUE(env->NewWritableFile(dir / "buffered", false, &buffered).ok());
+  uint32_t seed = 1;
+  uint64_t end = 5000;
+  const auto both = [&](const std::function<Status(WritableFile*)>& op) {
+    const Status d = op(direct.get()), b = op(buffered.get());
+    ASSERT_TRUE(d.ok()) << d.ToString();
+    ASSERT_TRUE(b.ok()) << b.ToString();
+  };
+  both([&](WritableFile* f) { return f->Seek(5000); });
+  for (const size_t n : std::vector<size_t>{1, 4095, 4096, 70000, size_t{3} << 20, 12345, size_t{5} << 20, 7}) {
+    const std::string bytes = Pattern(n, seed++);
+    both([&](WritableFile* f) { return f->Append(bytes.data(), bytes.size()); });
+    end += n;
+    if (n == 12345) both([](WritableFile* f) { return f->Sync(); });
+  }
+  const std::string header = Pattern(5000, seed++), patch = Pattern(3000, seed++);
+  both([&](WritableFile* f) { return f->WriteAt(0, header.data(), header.size()); });   // on the disk
+  both([&](WritableFile* f) { return f->WriteAt(end - 3500, patch.data(), patch.size()); });  // in the chunk
+  both([](WritableFile* f) { return f->Sync(); });
+  both([](WritableFile* f) { return f->Close(); });
+  const std::string expected = ffyolo::testing::ReadFileToString(dir / "buffered");
+  ASSERT_EQ(expected.size(), end);
+  EXPECT_TRUE(ffyolo::testing::ReadFileToString(dir / "direct") == expected) << "the direct file differs";
+}
+
+TEST(EnvTest, DirectFileRefusesWritesAheadOfItsEnd) {
+  ffyolo::testing::ScratchDir dir("direct_ahead");
+  std::unique_ptr<WritableFile> f;
+  const Status opened = Env::Default()->NewWritableFile(dir / "f", true, &f);
+  if (opened.IsNotSupported()) GTEST_SKIP() << opened.ToString();
+  ASSERT_TRUE(f->Append("abc", 3).ok());
+  const Status s = f->WriteAt(2, "xy", 2);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(dir / "f"), std::string::npos) << s.message();
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(ffyolo::testing::ReadFileToString(dir / "f"), "abc");
 }
 
 TEST(EnvTest, ShortDirectReadStopsAtTheEndOfTheFile) {

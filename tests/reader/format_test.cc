@@ -232,9 +232,9 @@ class WritebackRecordingEnv : public Env {
  public:
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // offset, length
 
-  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) override {
+  Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) override {
     std::unique_ptr<WritableFile> inner;
-    FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, &inner));
+    FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, direct, &inner));
     out->reset(new File(std::move(inner), this));
     return Status::OK();
   }
@@ -283,6 +283,48 @@ TEST(FormatTest, WriterStartsWritebackEveryFewBytes) {
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(w->Append(sample.data(), sample.size()).ok());
   ASSERT_TRUE(w->Finish().ok());
   EXPECT_TRUE(env.ranges.empty()) << "0: all left to Finish";
+}
+
+// Refuses O_DIRECT, as some file systems do.
+class NoDirectEnv : public Env {
+ public:
+  int direct_refused = 0;
+  Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) override {
+    if (direct) {
+      ++direct_refused;
+      return Status::NotSupported(path + ": no O_DIRECT here");
+    }
+    return Env::NewWritableFile(path, false, out);
+  }
+};
+
+// Past the page cache or through it, the same shard; buffered where direct is refused.
+TEST(FormatTest, DirectWriterWritesTheSameShard) {
+  ScratchDir dir("direct");
+  const std::vector<std::string> samples = {"abc", std::string(4096, 'x'), "", std::string(5 << 20, 'y'), "hello"};
+  NoDirectEnv no_direct;
+  for (const uint64_t alignment : {uint64_t{0}, uint64_t{4096}}) {
+    std::string files[3];
+    for (int way = 0; way < 3; ++way) {
+      const std::string path = dir / ("PART_" + std::to_string(way) + ".ffr");
+      ShardWriterOptions options;
+      options.sample_alignment = alignment;
+      options.direct_io = way > 0;
+      if (way == 2) options.env = &no_direct;
+      std::unique_ptr<ShardWriter> w;
+      ASSERT_TRUE(ShardWriter::Create(path, 6, options, &w).ok());
+      for (const std::string& sample : samples) ASSERT_TRUE(w->Append(sample.data(), sample.size()).ok());
+      ASSERT_TRUE(w->Skip().ok());
+      const Status s = w->Finish();
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      files[way] = ReadFileToString(path);
+      EXPECT_EQ(w->bytes(), files[way].size());
+    }
+    EXPECT_TRUE(files[1] == files[0]) << "direct, alignment " << alignment;
+    EXPECT_TRUE(files[2] == files[0]) << "direct refused, alignment " << alignment;
+    EXPECT_EQ(ReadAllSamples(dir / "PART_1.ffr").size(), samples.size());
+  }
+  EXPECT_EQ(no_direct.direct_refused, 2);
 }
 
 TEST(FormatTest, ReaderReadsGoldenVector) {

@@ -79,10 +79,10 @@ Status FaultyEnv::MapFile(int fd, uint64_t size, const std::string& path, const 
   return Env::MapFile(fd, size, path, addr);
 }
 
-Status FaultyEnv::NewWritableFile(const std::string& path, std::unique_ptr<ffr::WritableFile>* out) {
+Status FaultyEnv::NewWritableFile(const std::string& path, bool direct, std::unique_ptr<ffr::WritableFile>* out) {
   if (Fails(WriteOp::kCreate, path)) return Status::FromErrno("create " + path + " (injected)", ENOSPC);
   std::unique_ptr<ffr::WritableFile> inner;
-  FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, &inner));
+  FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, direct, &inner));
   out->reset(new File(std::move(inner), path, this));
   return Status::OK();
 }

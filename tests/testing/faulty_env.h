@@ -50,7 +50,8 @@ class FaultyEnv : public ffr::Env {
 
   ffr::Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) override;
   ffr::Status MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) override;
-  ffr::Status NewWritableFile(const std::string& path, std::unique_ptr<ffr::WritableFile>* out) override;
+  using ffr::Env::NewWritableFile;
+  ffr::Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<ffr::WritableFile>* out) override;
   ffr::Status RenameFile(const std::string& from, const std::string& to) override;
   ffr::Status RemoveFile(const std::string& path) override;
   ffr::Status RemoveTree(const std::string& path) override;

@@ -57,8 +57,14 @@ class Env {
   virtual Status MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr);
   virtual void UnmapFile(const uint8_t* addr, uint64_t size);
 
-  // Creates or truncates `path` for writing.
-  virtual Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out);
+  // Creates or truncates `path` for writing. With `direct`, the file writes
+  // past the page cache (O_DIRECT) from aligned buffers of its own, so that a
+  // writer of gigabytes neither copies them into the cache nor evicts what
+  // else is cached; NotSupported where the file system refuses O_DIRECT.
+  virtual Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out);
+  Status NewWritableFile(const std::string& path, std::unique_ptr<WritableFile>* out) {
+    return NewWritableFile(path, false, out);
+  }
   virtual Status RenameFile(const std::string& from, const std::string& to);
   virtual Status RemoveFile(const std::string& path);
   // Removes `path` and, for a directory, everything under it; symbolic links

@@ -45,6 +45,10 @@ struct ShardWriterOptions {
   // StartWriteback), so that the disk writes while samples are appended and
   // Finish's fsync waits for the last few only; 0 leaves it all to Finish.
   uint64_t writeback_bytes = uint64_t{8} << 20;
+  // Writes past the page cache (Env::NewWritableFile's `direct`), where the
+  // file system allows it: a packer's gigabytes, read back by other processes
+  // later if at all, are not worth caching or copying into the cache.
+  bool direct_io = false;
   // nullptr means Env::Default().
   Env* env = nullptr;
 };
