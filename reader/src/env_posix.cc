@@ -27,6 +27,21 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// All n bytes at offset, however many pwrite calls it takes.
+Status PwriteAll(int fd, const char* p, size_t n, uint64_t offset, const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno("write " + path, errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return Status::OK();
+}
+
 class PosixWritableFile : public WritableFile {
  public:
   PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -41,18 +56,7 @@ class PosixWritableFile : public WritableFile {
   }
 
   Status WriteAt(uint64_t offset, const void* data, size_t n) override {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Status::FromErrno("write " + path_, errno);
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-      offset += static_cast<uint64_t>(w);
-    }
-    return Status::OK();
+    return PwriteAll(fd_, static_cast<const char*>(data), n, offset, path_);
   }
 
   Status Seek(uint64_t offset) override {
@@ -245,19 +249,7 @@ class DirectWritableFile : public WritableFile {
     return Status::OK();
   }
 
-  Status WriteBlocks(const char* p, size_t n, uint64_t offset) {
-    while (n > 0) {
-      const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(offset));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Status::FromErrno("write " + path_, errno);
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-      offset += static_cast<uint64_t>(w);
-    }
-    return Status::OK();
-  }
+  Status WriteBlocks(const char* p, size_t n, uint64_t offset) { return PwriteAll(fd_, p, n, offset, path_); }
 
   // Zeros past the end of the file.
   Status ReadBlocks(char* p, size_t n, uint64_t offset) {
