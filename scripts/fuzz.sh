@@ -42,7 +42,7 @@ declare -A SOURCES=(
   [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
                    dataset/src/image_check.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
-  [model_config_fuzz]="trainer/src/model_config.cc trainer/src/config_path.cc reader/src/env_posix.cc
+  [model_config_fuzz]="trainer/src/model_config.cc trainer/src/module_shapes.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
   [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS

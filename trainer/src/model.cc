@@ -5,6 +5,7 @@
 #include <torch/utils.h>
 
 #include <cmath>
+#include <new>
 #include <unordered_set>
 
 namespace ffyolo {
@@ -122,12 +123,19 @@ void YoloModel::SetSyncBatchNorm(Communicator* comm) {
 }
 
 ffr::Status BuildModel(const ModelConfig& config, std::shared_ptr<YoloModel>* out) {
+  // The parser caps the size (kMaxModelParameters), but a model under the cap
+  // can still be more than this machine's memory: that, too, is an error that
+  // names the file and what it asked for.
+  const std::string failed = config.source + ": building the model failed (" +
+                             ModelSizeText(static_cast<double>(config.parameters)) + "): ";
   try {
     *out = std::make_shared<YoloModel>(config);
-  } catch (const c10::Error& e) {
-    return ffr::Status::InvalidArgument(config.source + ": building the model failed: " + e.what_without_backtrace());
+  } catch (const std::bad_alloc&) {
+    return ffr::Status::IOError(failed + "out of memory");
+  } catch (const c10::Error& e) {  // LibTorch's CPU allocator says "can't allocate memory" this way
+    return ffr::Status::InvalidArgument(failed + e.what_without_backtrace());
   } catch (const std::exception& e) {
-    return ffr::Status::InvalidArgument(config.source + ": building the model failed: " + e.what());
+    return ffr::Status::InvalidArgument(failed + e.what());
   }
   return ffr::Status::OK();
 }

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <set>
 
 #include "ffr/env.h"
 #include "ffyolo/config_path.h"
+#include "ffyolo/module_shapes.h"
 
 namespace ffyolo {
 
@@ -423,6 +426,33 @@ Status RowParser::ParseDetect(LayerConfig* layer) {
   return Status::OK();
 }
 
+// Fills in the parameter counts, or refuses a model over kMaxModelParameters
+// before anything is allocated for it.
+Status CheckModelSize(ModelConfig* config) {
+  std::vector<double> rows;
+  double total = 0;
+  size_t largest = 0;
+  for (const LayerConfig& layer : config->layers) {
+    rows.push_back(static_cast<double>(layer.copies) * ParameterCount(layer.args));
+    total += rows.back();
+    if (rows.back() > rows[largest]) largest = rows.size() - 1;
+  }
+  if (total > static_cast<double>(kMaxModelParameters)) {
+    const LayerConfig& row = config->layers[largest];
+    char multiples[96];
+    std::snprintf(multiples, sizeof(multiples), "depth_multiple %g and width_multiple %g", config->depth_multiple,
+                  config->width_multiple);
+    return Status::InvalidArgument(config->source + ": the model has " + ModelSizeText(total) +
+                                   ", over the limit of " + std::to_string(kMaxModelParameters) + " (2^30); with " +
+                                   multiples + ", its largest row is layer " + std::to_string(row.index) + " (" +
+                                   row.module + " " + row.args_text + ", n " + std::to_string(row.repeats) +
+                                   ") with " + ModelSizeText(rows[largest]));
+  }
+  config->parameters = static_cast<int64_t>(total);
+  for (size_t i = 0; i < rows.size(); ++i) config->layers[i].parameters = static_cast<int64_t>(rows[i]);
+  return Status::OK();
+}
+
 }  // namespace
 
 ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, int64_t nc, ModelConfig* out) {
@@ -496,6 +526,7 @@ ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, 
     for (int f : layer.from)
       if (f != -1) save.insert(f);
   config.save.assign(save.begin(), save.end());
+  FFR_RETURN_IF_ERROR(CheckModelSize(&config));
   *out = std::move(config);
   return Status::OK();
 }
@@ -511,6 +542,20 @@ ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* ou
     stem.replace(at, 6, "YOLOv5");
   out->name = stem;
   return Status::OK();
+}
+
+std::string ModelSizeText(double parameters) {
+  // The count as an integer while int64 holds it exactly (a YAML's can be far more), else as 4.7e+30.
+  char text[96];
+  if (parameters < 9e15) {
+    std::snprintf(text, sizeof(text), "%lld parameters", static_cast<long long>(parameters));
+  } else {
+    std::snprintf(text, sizeof(text), "%.2g parameters", parameters);
+  }
+  const double gib = parameters * 4 / (1 << 30);
+  std::snprintf(text + std::strlen(text), sizeof(text) - std::strlen(text),
+                gib < 100 ? ", %.3g GiB as float32" : ", %.0f GiB as float32", gib);
+  return text;
 }
 
 std::string ResolveModelYaml(const std::string& name_or_path) { return ResolveConfig(name_or_path, "models"); }

@@ -1,5 +1,6 @@
 #include "ffyolo/modules.h"
 
+#include "ffyolo/module_shapes.h"
 #include "ffyolo/sync_batch_norm.h"
 
 #include <torch/nn/functional/upsampling.h>
@@ -32,12 +33,6 @@ torch::nn::Conv2dOptions Conv2dOptionsOf(const ConvArgs& args, bool bias) {
       .dilation(args.d)
       .groups(args.g)
       .bias(bias);
-}
-
-ConvArgs PointwiseConv(int64_t c1, int64_t c2) {
-  ConvArgs args;
-  args.c1 = c1, args.c2 = c2;
-  return args;
 }
 
 }  // namespace
@@ -97,11 +92,9 @@ void ConvImpl::Fuse() {
 
 BottleneckImpl::BottleneckImpl(const BottleneckArgs& args, const torch::nn::AnyModule& act)
     : add_(args.shortcut && args.c1 == args.c2) {
-  const int64_t hidden = static_cast<int64_t>(static_cast<double>(args.c2) * args.e);
-  cv1 = register_module("cv1", Conv(PointwiseConv(args.c1, hidden), act));
-  ConvArgs cv2_args;
-  cv2_args.c1 = hidden, cv2_args.c2 = args.c2, cv2_args.k = 3, cv2_args.g = args.g;
-  cv2 = register_module("cv2", Conv(cv2_args, act));
+  const BottleneckLayers layers = LayersOf(args);
+  cv1 = register_module("cv1", Conv(layers.cv1, act));
+  cv2 = register_module("cv2", Conv(layers.cv2, act));
 }
 
 torch::Tensor BottleneckImpl::forward(const torch::Tensor& x) {
@@ -116,16 +109,12 @@ FeatureShape BottleneckImpl::CountOps(const std::vector<FeatureShape>& inputs, O
 // ---- C3 ----
 
 C3Impl::C3Impl(const C3Args& args, const torch::nn::AnyModule& act) {
-  const int64_t hidden = static_cast<int64_t>(static_cast<double>(args.c2) * args.e);
-  cv1 = register_module("cv1", Conv(PointwiseConv(args.c1, hidden), act));
-  cv2 = register_module("cv2", Conv(PointwiseConv(args.c1, hidden), act));
-  cv3 = register_module("cv3", Conv(PointwiseConv(2 * hidden, args.c2), act));
+  const C3Layers layers = LayersOf(args);
+  cv1 = register_module("cv1", Conv(layers.cv1, act));
+  cv2 = register_module("cv2", Conv(layers.cv2, act));
+  cv3 = register_module("cv3", Conv(layers.cv3, act));
   m = register_module("m", torch::nn::Sequential());
-  for (int64_t i = 0; i < args.n; ++i) {
-    BottleneckArgs inner;
-    inner.c1 = inner.c2 = hidden, inner.shortcut = args.shortcut, inner.g = args.g, inner.e = 1.0;
-    m->push_back(Bottleneck(inner, act));
-  }
+  for (int64_t i = 0; i < args.n; ++i) m->push_back(Bottleneck(layers.m, act));
 }
 
 torch::Tensor C3Impl::forward(const torch::Tensor& x) {
@@ -142,9 +131,9 @@ FeatureShape C3Impl::CountOps(const std::vector<FeatureShape>& inputs, OpCounts*
 // ---- SPPF ----
 
 SPPFImpl::SPPFImpl(const SPPFArgs& args, const torch::nn::AnyModule& act) {
-  const int64_t hidden = args.c1 / 2;
-  cv1 = register_module("cv1", Conv(PointwiseConv(args.c1, hidden), act));
-  cv2 = register_module("cv2", Conv(PointwiseConv(4 * hidden, args.c2), act));
+  const SPPFLayers layers = LayersOf(args);
+  cv1 = register_module("cv1", Conv(layers.cv1, act));
+  cv2 = register_module("cv2", Conv(layers.cv2, act));
   m = register_module("m", torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(args.k).stride(1).padding(args.k / 2)));
 }
 

@@ -278,6 +278,52 @@ TEST(ModelConfigTest, HugeNumbersAreRefused) {
   EXPECT_FALSE(ParseModelConfig(TinyYaml(kTinyRows), "tiny.yaml", 9223372036854775807, &c).ok());
 }
 
+// The per-key limits multiply: yolov5s.yaml with width_multiple 1000 has
+// every width under 2^20 but asks for 4.7e10 parameters. It is refused before
+// anything is built, with the count, the limit, the multiples and the row that
+// weighs most; ModelSizesTest checks the count against the built models.
+TEST(ModelConfigTest, ModelsOverTheParameterLimitAreRefused) {
+  const std::vector<std::pair<std::string, int64_t>> published = {
+      {"yolov5n", 1872157}, {"yolov5s", 7235389}, {"yolov5m", 21190557}, {"yolov5l", 46563709}, {"yolov5x", 86749405}};
+  for (const auto& [name, params] : published) EXPECT_EQ(LoadShipped(name).parameters, params) << name;
+
+  const std::string s = testing::ReadFileToString(ShippedYaml("yolov5s"));
+  const auto with = [&s](const std::string& key, const std::string& value) {
+    std::string yaml = s;
+    const size_t at = yaml.find(key + ": ") + key.size() + 2;
+    yaml.replace(at, yaml.find(' ', at) - at, value);
+    return yaml;
+  };
+  ModelConfig config;
+  ffr::Status status = ParseModelConfig(with("width_multiple", "1000"), "wide.yaml", 0, &config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(status.IsInvalidArgument());
+  const std::string& message = status.message();
+  EXPECT_EQ(message.find("wide.yaml: the model has "), 0u) << message;
+  EXPECT_NE(message.find("over the limit of 1073741824 (2^30); with depth_multiple 0.33 and width_multiple 1000, "
+                         "its largest row is layer "),
+            std::string::npos)
+      << message;
+  const double count = std::stod(message.substr(std::string("wide.yaml: the model has ").size()));
+  // Every conv weight but the first (on the image) grows 2000^2 times from yolov5s' (width 0.5); those
+  // that grow 2000 times (the first conv, BN, Detect: 3.4% of yolov5s) matter little.
+  EXPECT_GT(count, 7235389.0 * 2000 * 2000 * 0.95);
+  EXPECT_LT(count, 7235389.0 * 2000 * 2000);
+
+  // Depth: C3's n (3 x 100 = 300 Bottlenecks per stage) keeps yolov5s under the limit, yolov5x over it,
+  // and its largest row is a C3.
+  ASSERT_TRUE(ParseModelConfig(with("depth_multiple", "100"), "deep.yaml", 0, &config).ok());
+  EXPECT_LT(config.parameters, kMaxModelParameters);
+  std::string deep_x = testing::ReadFileToString(ShippedYaml("yolov5x"));
+  deep_x.replace(deep_x.find("1.33  # model depth multiple"), 4, "100");
+  status = ParseModelConfig(deep_x, "deep_x.yaml", 0, &config);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("with depth_multiple 100 and width_multiple 1.25, its largest row is layer "),
+            std::string::npos)
+      << status.ToString();
+  EXPECT_NE(status.message().find(" (C3 ["), std::string::npos) << status.ToString();
+}
+
 // A hand-made input run through model_config_fuzz (its 1 s limit): `from` was
 // printed before it was checked, and aliases nested eight deep spell 10^8 numbers.
 TEST(ModelConfigTest, AliasBombInFromIsRefusedQuickly) {

@@ -48,6 +48,10 @@ TEST_P(ModelSizesTest, MatchUltralytics) {
   EXPECT_EQ(CountParameters(*model, /*trainable_only=*/true), e.params);
   EXPECT_EQ(CountModules(*model), e.modules);
   EXPECT_EQ(CountParameters(*model->row(24)), e.detect_params);
+  // What the parser counted (and checked against kMaxModelParameters) before building.
+  EXPECT_EQ(model->config().parameters, e.params);
+  for (size_t i = 0; i < model->config().layers.size(); ++i)
+    EXPECT_EQ(model->config().layers[i].parameters, CountParameters(*model->row(i))) << "layer " << i;
   const OpCounts ops = CountModelOps(*model);
   EXPECT_NEAR(ops.conv_gflops(), e.conv_gflops, 0.01);
   if (e.gflops) {

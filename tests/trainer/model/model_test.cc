@@ -5,7 +5,12 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/utils.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -358,6 +363,62 @@ TEST(ModelTest, RepeatedRowsAndSingleLevelDetect) {
   model->eval();
   EXPECT_EQ(model->forward(torch::rand({1, 3, 64, 64})).decoded.sizes().vec(),
             (std::vector<int64_t>{1, 3 * 16 * 16, 7}));
+}
+
+// The parser's count (module_shapes.h) against the built modules, row by row,
+// on every module and argument that changes a shape: groups, dilation, kernel,
+// Bottleneck's e and g, C3's shortcut-free n, SPPF, repeated rows, Detect on
+// one level with integer anchors and a class count of its own.
+TEST(ModelTest, ParsedParameterCountsAreThoseOfTheBuiltRows) {
+  const std::string yaml =
+      "nc: 2\ndepth_multiple: 1.0\nwidth_multiple: 1.0\n"
+      "anchors: 2\n"
+      "backbone:\n"
+      "  [[-1, 1, Conv, [16, 5, 2, None, 1, 2]],\n"
+      "   [-1, 3, Conv, [16, 3, 1, 1, 4]],\n"
+      "   [-1, 1, Conv, [24, 1, 2, 0, 1, 1, False]],\n"
+      "   [-1, 2, Bottleneck, [24, True, 2, 0.25]],\n"
+      "   [-1, 3, C3, [32, False, 1, 0.75]],\n"
+      "   [-1, 1, SPPF, [40, 3]],\n"
+      "   [[-1, 4], 1, Concat, [1]],\n"
+      "   [-1, 1, nn.Upsample, [None, 2, nearest]]]\n"
+      "head:\n  [[[7], 1, Detect, [5, anchors]]]\n";
+  const auto model = BuildText(yaml, 0);
+  const ModelConfig& config = model->config();
+  for (size_t i = 0; i < config.layers.size(); ++i)
+    EXPECT_EQ(config.layers[i].parameters, CountParameters(*model->row(i))) << "layer " << i;
+  EXPECT_EQ(config.parameters, CountParameters(*model));
+  EXPECT_GT(config.layers[4].parameters, 0);
+}
+
+// A model under kMaxModelParameters can still be more memory than there is.
+// In a child process whose address space may grow by only 256 MiB, an
+// 8192 x 8192 x 3 x 3 conv weight (2.25 GiB) cannot be allocated: BuildModel returns
+// a Status naming the file and the size asked for, nothing is thrown.
+TEST(ModelTest, RunningOutOfMemoryWhileBuildingIsAStatus) {
+  const std::string yaml =
+      "nc: 2\ndepth_multiple: 1.0\nwidth_multiple: 1.0\n"
+      "anchors:\n  - [10,13, 16,30, 33,23]\n"
+      "backbone:\n"
+      "  [[-1, 1, Conv, [8192, 3, 2]],\n"
+      "   [-1, 1, Conv, [8192, 3, 2]]]\n"
+      "head:\n  [[[1], 1, Detect, [nc, anchors]]]\n";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::ifstream statm("/proc/self/statm");
+        long long pages = 0;
+        statm >> pages;
+        rlimit limit{};
+        limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages * 4096 + (256LL << 20));
+        if (setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(2);
+        std::shared_ptr<YoloModel> model;
+        const ffr::Status s = BuildModelFromString(yaml, "big.yaml", 0, &model);
+        std::fprintf(stderr, "%s\n", s.ToString().c_str());
+        std::_Exit(s.ok() ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(3),
+      "big.yaml: building the model failed \\(604405781 parameters, 2.25 GiB as float32\\): .*(can't allocate|out of memory)");
 }
 
 TEST(ModelTest, SeedMakesModelsRepeatable) {

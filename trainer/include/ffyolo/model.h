@@ -60,7 +60,10 @@ class YoloModel : public torch::nn::Module {
 };
 
 // Builds from a parsed config, a YAML file (nc > 0 overrides the YAML's nc:
-// the dataset's class count) or YAML text named `where` in messages.
+// the dataset's class count) or YAML text named `where` in messages. What
+// LibTorch throws while building, running out of memory included (a model
+// under kMaxModelParameters can still be more than the machine has), comes
+// back as a Status naming the file and the model's size.
 ffr::Status BuildModel(const ModelConfig& config, std::shared_ptr<YoloModel>* out);
 ffr::Status BuildModel(const std::string& yaml_path, int64_t nc, std::shared_ptr<YoloModel>* out);
 ffr::Status BuildModelFromString(const std::string& yaml, const std::string& where, int64_t nc,

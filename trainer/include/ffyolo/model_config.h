@@ -71,6 +71,7 @@ struct LayerConfig {
   LayerArgs args;
   std::string args_text;  // Python repr of the resolved arguments, for the table
   int64_t out_channels = 0;
+  int64_t parameters = 0;  // parameter elements of the row's modules, all copies (module_shapes.h)
 };
 
 struct ModelConfig {
@@ -84,10 +85,27 @@ struct ModelConfig {
   ActivationConfig activation;
   std::vector<LayerConfig> layers;  // backbone rows, then head rows; the last is Detect
   std::vector<int> save;            // sorted indices of layers whose outputs are read later
+  int64_t parameters = 0;           // of the whole model as built, at most kMaxModelParameters
 };
 
+// The most parameters a model YAML may ask for. The parser's per-key limits
+// (2^20 channels, 1024 repeats, 65536 classes) multiply: yolov5s.yaml with
+// width_multiple 100 parses with every width under them and asks for 2.8e11
+// parameters, which LibTorch allocates and initializes row by row until
+// memory runs out (20 s and 4.5 GB before a 6 GB address-space limit stopped
+// it). 2^30 parameters are 4 GiB of float32 weights, and training holds four
+// to five times that (gradients, optimizer state, the EMA copy) before any
+// activation; yolov5x6, Ultralytics' largest YOLOv5 (140.7 M), is 7.6 times
+// below it, so only a mistaken multiplier or channel count reaches it.
+inline constexpr int64_t kMaxModelParameters = int64_t{1} << 30;
+
+// "7235389 parameters, 0.027 GiB as float32": a model's size in messages.
+std::string ModelSizeText(double parameters);
+
 // Parses YAML text; `where` names it in messages. nc > 0 replaces the YAML's nc
-// (the dataset's class count), as DetectionModel(cfg, nc=...) does.
+// (the dataset's class count), as DetectionModel(cfg, nc=...) does. A model of
+// more than kMaxModelParameters is refused, naming its count, the multiples
+// and its largest row.
 ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, int64_t nc,
                              ModelConfig* out);
 ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* out);
