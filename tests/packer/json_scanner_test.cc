@@ -152,6 +152,20 @@ const std::string kMalformed[] = {
     "[\"a\"\x00]"s,
 };
 
+// nlohmann::json ends its input at a NUL byte, as a C string would, and so
+// accepts a value followed by one; RFC 8259 allows no raw NUL (found by
+// coco_json_fuzz: "8\0\0\0{...}").
+TEST(JsonScannerTest, RejectsANulByteAfterTheValueThatNlohmannTakesForTheEnd) {
+  for (const std::string& text : {"8\0\0\0{\"info\": 1}"s, "{}\0"s, "[1] \0 x"s}) {
+    EXPECT_TRUE(nlohmann::json::accept(text)) << "nlohmann's quirk, the reason for this test";
+    for (size_t chunk : kChunks) {
+      const ffr::Status s = Validate(text, chunk);
+      EXPECT_TRUE(s.IsCorruption()) << "accepted (chunk " << chunk << ")";
+      EXPECT_THAT(s.message(), HasSubstr("unexpected byte 0x00 after the top-level value")) << s.message();
+    }
+  }
+}
+
 TEST(JsonScannerTest, RejectsWhatNlohmannRejects) {
   for (const std::string& text : kMalformed) {
     ASSERT_FALSE(nlohmann::json::accept(text)) << "the test case itself: " << text;
