@@ -27,6 +27,34 @@ constexpr PlainBytes kPlain;
 
 bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
+// A number of at most this many integer digits (and no exponent) is below
+// 10^308, so finite as a double for sure.
+constexpr int64_t kMaxFiniteDigits = 308;
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The end of a number at `p` that has no exponent and ends before `end`, the
+// end of the buffer, found without ScanNumber's check for the buffer's end at
+// every byte (the NUL at `end` stops every loop); nullptr for anything else,
+// which ScanNumber then validates or reports.
+inline const char* EndOfPlainNumber(const char* p, const char* end) {
+  if (*p == '-') ++p;
+  if (*p == '0') {
+    ++p;
+  } else {
+    const char* const digits = p;
+    while (IsDigit(static_cast<unsigned char>(*p))) ++p;
+    if (p == digits || p - digits > kMaxFiniteDigits) return nullptr;
+  }
+  if (*p == '.') {
+    ++p;
+    if (!IsDigit(static_cast<unsigned char>(*p))) return nullptr;
+    while (IsDigit(static_cast<unsigned char>(*p))) ++p;
+  }
+  if (p == end || IsDigit(static_cast<unsigned char>(*p)) || *p == 'e' || *p == 'E') return nullptr;
+  return p;
+}
+
 void AppendUtf8(unsigned code, std::string* out) {
   if (code < 0x80) {
     out->push_back(static_cast<char>(code));
@@ -137,7 +165,7 @@ void JsonScanner::SkipWhitespace() {
   }
   for (;;) {
     const char* p = p_;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') ++p;
+    while (IsSpace(*p)) ++p;
     p_ = p;
     if (p != end_ || !Refill()) return;  // stopped at the '\0' after the buffer: read on
   }
@@ -440,13 +468,17 @@ bool JsonScanner::ReadNumber(Number* out) {
 }
 
 bool JsonScanner::SkipNumber() {
+  if (const char* end = EndOfPlainNumber(p_, end_)) {
+    p_ = end;
+    return true;
+  }
   keep_ = p_;
   bool is_integer = false;
   int64_t magnitude = 0;
   bool ok = ScanNumber(&is_integer, &magnitude);
   // Below 10^308 a number is finite for sure; only bigger ones are converted to see.
   Number unused;
-  if (ok && magnitude > 308) ok = ConvertNumber(keep_, is_integer, &unused);
+  if (ok && magnitude > kMaxFiniteDigits) ok = ConvertNumber(keep_, is_integer, &unused);
   keep_ = nullptr;
   return ok;
 }
@@ -456,15 +488,29 @@ bool JsonScanner::SkipNumber() {
 // closing bracket, another kind of value, the end of the buffer) for the
 // general path, which also reports errors.
 bool JsonScanner::SkipNumberList() {
+  // Polygon coordinates are most of a COCO file: a local cursor, and the
+  // common number inline.
+  const char* p = p_;
   for (;;) {
-    const char* p = p_;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') ++p;
-    if (*p != ',') return true;
+    const char* const after_number = p;
+    while (IsSpace(*p)) ++p;
+    if (*p != ',') {
+      p_ = after_number;
+      return true;
+    }
     ++p;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') ++p;
-    if (*p != '-' && !IsDigit(static_cast<unsigned char>(*p))) return true;
+    while (IsSpace(*p)) ++p;
+    if (const char* end = EndOfPlainNumber(p, end_)) {
+      p = end;
+      continue;
+    }
+    if (*p != '-' && !IsDigit(static_cast<unsigned char>(*p))) {
+      p_ = after_number;
+      return true;
+    }
     p_ = p;
     if (!SkipNumber()) return false;
+    p = p_;
   }
 }
 

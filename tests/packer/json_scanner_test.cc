@@ -189,6 +189,21 @@ TEST(JsonScannerTest, AcceptsWhatNlohmannAccepts) {
   }
 }
 
+// Polygon coordinates take a fast path; a number it leaves to the general one
+// (a malformed number, an exponent, a number cut by the end of a read: every
+// chunk size cuts it at another byte) must be judged as anywhere else.
+TEST(JsonScannerTest, NumbersInAPolygonAreJudgedAsAnywhereElse) {
+  const std::string numbers[] = {"0",    "-0",  "12.5", "-640.25", "1e5",  "1E-5", "-0.5e+3", "0.0", "01",
+                                 "-01",  "1.",  "-",    "1e",      "1.e3", "+1",   ".5",      "1.5.5", "00",
+                                 "1-2",  "0x1", std::string(300, '9'), "1" + std::string(400, '0')};
+  for (const std::string& number : numbers) {
+    const std::string doc = "{\"segmentation\": [[1, 2.5, " + number + ", 3, " + number + "]]}";
+    const bool valid = nlohmann::json::accept(doc);
+    for (size_t chunk = 1; chunk <= doc.size() + 1; ++chunk)
+      EXPECT_EQ(Validate(doc, chunk).ok(), valid) << doc << " (chunk " << chunk << ")";
+  }
+}
+
 TEST(JsonScannerTest, EveryPrefixOfADocumentFails) {
   const std::string doc = R"({"images": [{"id": 1, "file_name": "a\"b.jpg", "bbox": [1.5, -2e3]}], "x": [true, null]})";
   ASSERT_TRUE(Validate(doc, 3).ok());
