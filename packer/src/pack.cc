@@ -9,6 +9,8 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -212,6 +214,33 @@ class Lookahead {
   bool stop_ = false;
 };
 
+// Finishes each shard (its tail, header, fsync and rename) in the background
+// while the next one is written: the fsync waits for the device to take the
+// whole shard, and a writer waiting with it leaves the disk idle once the
+// workers' lookahead is full. One shard finishes at a time, so that shards
+// appear in order and at most two are open.
+class ShardFinisher {
+ public:
+  ~ShardFinisher() { Wait(); }
+
+  // Once the shard before is finished (its status, if it failed), starts
+  // finishing `writer`; `done` runs after a successful Finish and makes its
+  // result the shard's.
+  Status Start(std::unique_ptr<ffr::ShardWriter> writer, std::function<Status(const ffr::ShardWriter&, Status)> done) {
+    FFR_RETURN_IF_ERROR(Wait());
+    pending_ = std::async(std::launch::async, [w = std::move(writer), done = std::move(done)] {
+      return done(*w, w->Finish());
+    });
+    return Status::OK();
+  }
+
+  // The last shard started: how its finish went.
+  Status Wait() { return pending_.valid() ? pending_.get() : Status::OK(); }
+
+ private:
+  std::future<Status> pending_;
+};
+
 class SplitPacker {
  public:
   SplitPacker(const PackOptions& opt, const SourceDataset& source, const SourceSplit& split,
@@ -223,7 +252,9 @@ class SplitPacker {
  private:
   void PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker, Prepared* out) const;
   void Prepare(const std::vector<size_t>& images, Lookahead* ahead);
-  Status WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardInfo* written);
+  Status WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
+                    ShardInfo* written);
+  Status NoteShardNeed(Status s, size_t begin, size_t end) const;
   Status ResumeShard(const std::string& path, ShardInfo* info);
   Status AddEvalBoxes();
   void Message(const std::string& m) const {
@@ -302,9 +333,21 @@ void SplitPacker::Prepare(const std::vector<size_t>& images, Lookahead* ahead) {
   }
 }
 
+// What an out-of-space failure in the shard of images [begin, end) says: what
+// this shard needed (the whole pack's need comes later).
+Status SplitPacker::NoteShardNeed(Status s, size_t begin, size_t end) const {
+  if (!IsOutOfSpace(s)) return s;
+  uint64_t bytes = 0;
+  for (size_t i = begin; i < end; ++i) bytes += sizes_[i];
+  return Status::IOError(s.message() + " (the shard's " + std::to_string(end - begin) + " images take " +
+                         ByteSize(bytes) + " in the source)");
+}
+
 // Shard `shard`: images [begin, end) taken from `ahead` in source order, so
-// that warnings and fail-fast name the first bad image.
-Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardInfo* written) {
+// that warnings and fail-fast name the first bad image; `finisher` finishes it
+// while the next one is written, and fills in `written` then.
+Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
+                               ShardInfo* written) {
   written->file = ShardFileName(shard);
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
@@ -330,17 +373,13 @@ Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead
       return p.status;
     }
   }
-  if (s.ok()) s = w->Finish();
-  if (IsOutOfSpace(s)) {  // what this shard needed, the whole pack's need comes later
-    uint64_t bytes = 0;
-    for (size_t i = begin; i < end; ++i) bytes += sizes_[i];
-    return Status::IOError(s.message() + " (the shard's " + std::to_string(end - begin) + " images take " +
-                           ByteSize(bytes) + " in the source)");
-  }
-  FFR_RETURN_IF_ERROR(s);
-  written->samples = w->appended();
-  written->bytes = w->bytes();
-  return Status::OK();
+  FFR_RETURN_IF_ERROR(NoteShardNeed(s, begin, end));
+  return finisher->Start(std::move(w), [this, begin, end, written](const ffr::ShardWriter& finished, Status s) {
+    FFR_RETURN_IF_ERROR(NoteShardNeed(s, begin, end));
+    written->samples = finished.appended();
+    written->bytes = finished.bytes();
+    return Status::OK();
+  });
 }
 
 // A shard a previous run finished: its records go into the label index again.
@@ -410,10 +449,11 @@ Status SplitPacker::Run(SplitInfo* result) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) workers.emplace_back([&] { Prepare(todo, &ahead); });
   std::vector<ShardInfo> shards(shard_count);
+  ShardFinisher finisher;
   Status status;
   for (size_t k = 0; k < shard_count && status.ok(); ++k) {
     if (!finished[k]) {
-      status = WriteShard(k, starts[k], starts[k + 1], &ahead, &shards[k]);
+      status = WriteShard(k, starts[k], starts[k + 1], &ahead, &finisher, &shards[k]);
       continue;
     }
     status = ResumeShard(dir_ + "/" + ShardFileName(k), &shards[k]);
@@ -424,7 +464,9 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   ahead.Stop();  // on failure, images may be left unclaimed
   for (std::thread& t : workers) t.join();
+  const Status last = finisher.Wait();
   FFR_RETURN_IF_ERROR(status);
+  FFR_RETURN_IF_ERROR(last);
   Report(true);
   if (index_.size() == 0)
     return Status::InvalidArgument("split '" + split_.name + "': all " + std::to_string(split_.images.size()) +

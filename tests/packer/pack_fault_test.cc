@@ -102,7 +102,8 @@ TEST(PackFaultTest, EveryFailedWriteLeavesARefusedOrCompleteOutputThatResumes) {
       const Status failed = Pack(options(out, &env), &sum);
       ASSERT_FALSE(failed.ok());
       ASSERT_FALSE(env.failed_path().empty());
-      EXPECT_NE(failed.message().find(env.failed_path()), std::string::npos) << failed.ToString();
+      // A shard finishes while the next one is written: either may fail first.
+      EXPECT_TRUE(env.NamesAFailedPath(failed.message())) << failed.ToString();
 
       std::unique_ptr<Dataset> d;
       const Status open = Dataset::Open(out, &d);

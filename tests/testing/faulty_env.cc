@@ -58,13 +58,20 @@ class FaultyEnv::File : public ffr::WritableFile {
 bool FaultyEnv::Fails(WriteOp op, const std::string& path) {
   if (calls_[Index(op)].fetch_add(1) < fail_from_[Index(op)]) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  if (failed_path_.empty()) failed_path_ = path;
+  failed_paths_.push_back(path);
   return true;
 }
 
 std::string FaultyEnv::failed_path() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return failed_path_;
+  return failed_paths_.empty() ? std::string() : failed_paths_.front();
+}
+
+bool FaultyEnv::NamesAFailedPath(const std::string& message) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& path : failed_paths_)
+    if (message.find(path) != std::string::npos) return true;
+  return false;
 }
 
 Status FaultyEnv::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) {

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "ffr/env.h"
 
@@ -47,6 +48,9 @@ class FaultyEnv : public ffr::Env {
   int64_t calls(WriteOp op) const { return calls_[Index(op)].load(); }
   // The file or directory of the first injected failure ("" when none was).
   std::string failed_path() const;
+  // Whether `message` names a file or directory an injected failure hit: where
+  // threads write beside each other, the failure reported may not be the first.
+  bool NamesAFailedPath(const std::string& message) const;
 
   ffr::Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) override;
   ffr::Status MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) override;
@@ -71,7 +75,7 @@ class FaultyEnv : public ffr::Env {
     return a;
   }();
   mutable std::mutex mu_;
-  std::string failed_path_;
+  std::vector<std::string> failed_paths_;  // in the order of the failures
 };
 
 }  // namespace ffyolo::testing
