@@ -224,8 +224,8 @@ class ShardFinisher {
   ~ShardFinisher() { Wait(); }
 
   // Once the shard before is finished (its status, if it failed), starts
-  // finishing `writer`; `done` runs after a successful Finish and makes its
-  // result the shard's.
+  // finishing `writer`; `done` gets the writer and what Finish returned, and
+  // returns the shard's status.
   Status Start(std::unique_ptr<ffr::ShardWriter> writer, std::function<Status(const ffr::ShardWriter&, Status)> done) {
     FFR_RETURN_IF_ERROR(Wait());
     pending_ = std::async(std::launch::async, [w = std::move(writer), done = std::move(done)] {
