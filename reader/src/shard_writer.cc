@@ -28,7 +28,7 @@ Status ShardWriter::Create(const std::string& path, int64_t count, const ShardWr
   Env* env = options.env != nullptr ? options.env : Env::Default();
   std::unique_ptr<WritableFile> file;
   Status opened = env->NewWritableFile(path + ".tmp", options.direct_io, &file);
-  if (opened.IsNotSupported()) opened = env->NewWritableFile(path + ".tmp", false, &file);
+  if (options.direct_io && opened.IsNotSupported()) opened = env->NewWritableFile(path + ".tmp", false, &file);
   FFR_RETURN_IF_ERROR(opened);
   out->reset(new ShardWriter(path, count, options, env, std::move(file)));
   return (*out)->file_->Seek((*out)->position_);

@@ -261,7 +261,7 @@ Status Trainer::State::AutoAnchor() {
   const torch::Tensor stride = torch::tensor(detect.strides(), torch::kFloat).view({-1, 1, 1});
   const torch::Tensor pixels = (detect.anchors * stride).contiguous();
   std::vector<AnchorWh> anchors(pixels.numel() / 2);
-  std::memcpy(anchors.data(), pixels.data_ptr<float>(), anchors.size() * sizeof(AnchorWh));
+  std::memcpy(static_cast<void*>(anchors.data()), pixels.data_ptr<float>(), anchors.size() * sizeof(AnchorWh));
   const AutoAnchorResult result = CheckAnchors(index, opt.img_size, hyp.anchor_t, opt.seed + 1, &anchors);
   std::string report = result.report;
   if (!report.empty() && report.back() == '\n') report.pop_back();

@@ -120,7 +120,9 @@ void ExpectReferenceOutputs(YoloModel* model, std::map<std::string, torch::Tenso
     for (int64_t i = 0; i < x.size(0); ++i) {
       SCOPED_TRACE(setting + " NMS, image " + std::to_string(i));
       const torch::Tensor want = expected.at("nms." + setting + "." + std::to_string(i));
-      if (setting == "val") ASSERT_GT(want.size(0), 0) << "the fixture has no detections to compare";
+      if (setting == "val") {
+        ASSERT_GT(want.size(0), 0) << "the fixture has no detections to compare";
+      }
       // The same predictions: the same detections, to the last bit.
       EXPECT_TRUE(torch::equal(from_ref[i], want)) << from_ref[i].sizes() << " vs " << want.sizes();
       // ffyolo's own predictions: the same detections within the tolerance. As a set: two whose
