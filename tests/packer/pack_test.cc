@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "ffr/format.h"
@@ -374,6 +377,68 @@ TEST(PackTest, ShardsAreNeverEmpty) {
     EXPECT_EQ(shards.size(), bytes == 1 ? 3u : 1u);
     for (const auto& shard : shards) EXPECT_GT(shard.samples, 0) << shard.file;
   }
+}
+
+// An Env whose first shard's fsync waits (10 s at most) for the second shard's
+// file to be created, and says whether it was.
+class FirstSyncWaitsForTheNextShard : public ffr::Env {
+ public:
+  using ffr::Env::NewWritableFile;
+  Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<ffr::WritableFile>* out) override {
+    if (path.find("PART_00001.ffr") != std::string::npos) {
+      std::lock_guard<std::mutex> lock(mu_);
+      next_created_ = true;
+      cv_.notify_all();
+    }
+    FFR_RETURN_IF_ERROR(ffr::Env::NewWritableFile(path, direct, out));
+    if (path.find("PART_00000.ffr") != std::string::npos) out->reset(new HeldSync(std::move(*out), this));
+    return Status::OK();
+  }
+  bool synced_after_next_began() const { return synced_after_next_began_; }
+
+ private:
+  class HeldSync : public ffr::WritableFile {
+   public:
+    HeldSync(std::unique_ptr<ffr::WritableFile> inner, FirstSyncWaitsForTheNextShard* env)
+        : inner_(std::move(inner)), env_(env) {}
+    Status Append(const void* data, size_t n) override { return inner_->Append(data, n); }
+    Status WriteAt(uint64_t offset, const void* data, size_t n) override { return inner_->WriteAt(offset, data, n); }
+    Status Seek(uint64_t offset) override { return inner_->Seek(offset); }
+    Status Close() override { return inner_->Close(); }
+    Status Sync() override {
+      std::unique_lock<std::mutex> lock(env_->mu_);
+      env_->synced_after_next_began_ =
+          env_->cv_.wait_for(lock, std::chrono::seconds(10), [&] { return env_->next_created_; });
+      return inner_->Sync();
+    }
+
+   private:
+    std::unique_ptr<ffr::WritableFile> inner_;
+    FirstSyncWaitsForTheNextShard* env_;
+  };
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool next_created_ = false;
+  bool synced_after_next_began_ = false;
+};
+
+// A shard's fsync waits for the device to take the whole shard; the writer
+// goes on with the next shard meanwhile instead of leaving the disk idle.
+TEST(PackTest, TheNextShardIsWrittenWhileAShardIsSynced) {
+  ScratchDir dir("sync_overlap");
+  WriteCocoTree(dir / "src", "val",
+                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
+                 {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
+                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}});
+  FirstSyncWaitsForTheNextShard env;
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.shards = 3;
+  o.env = &env;
+  PackSummary sum;
+  ASSERT_TRUE(Pack(o, &sum).ok());
+  EXPECT_TRUE(env.synced_after_next_began()) << "the first shard's fsync held up the second shard";
+  EXPECT_EQ(sum.images, 3);
 }
 
 TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
