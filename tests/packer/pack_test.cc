@@ -69,6 +69,13 @@ void WriteCocoTree(const std::string& root, const std::string& split, const std:
 
 const char kBox[] = "\"category_id\":1,\"bbox\":[4,4,20,10],\"area\":200,\"iscrowd\":0";
 
+// Three images to spread over shards: two with a box, one background.
+std::vector<TinyImage> ThreeImages() {
+  return {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
+          {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
+          {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}};
+}
+
 LabelIndex LoadIndex(const std::string& dataset, const std::string& split) {
   std::unique_ptr<Dataset> d;
   Status s = Dataset::Open(dataset, &d);
@@ -354,10 +361,7 @@ TEST(PackTest, SplitWhoseImagesAreAllSkippedIsRefused) {
 // A zero target size used to plan an empty first shard and then one image per shard.
 TEST(PackTest, ShardsAreNeverEmpty) {
   ScratchDir dir("shard_size");
-  WriteCocoTree(dir / "src", "val",
-                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
-                 {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
-                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}});
+  WriteCocoTree(dir / "src", "val", ThreeImages());
   PackOptions zero = Options(dir / "src", dir / "zero.ffr");
   zero.shard_bytes = 0;
   PackSummary sum;
@@ -427,10 +431,7 @@ class FirstSyncWaitsForTheNextShard : public ffr::Env {
 // goes on with the next shard meanwhile instead of leaving the disk idle.
 TEST(PackTest, TheNextShardIsWrittenWhileAShardIsSynced) {
   ScratchDir dir("sync_overlap");
-  WriteCocoTree(dir / "src", "val",
-                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
-                 {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
-                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}});
+  WriteCocoTree(dir / "src", "val", ThreeImages());
   FirstSyncWaitsForTheNextShard env;
   PackOptions o = Options(dir / "src", dir / "out.ffr");
   o.shards = 3;
