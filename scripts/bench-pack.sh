@@ -30,7 +30,9 @@ build=$(realpath "${1:-build}")
 for tool in tools/yolo-synth tools/yolo-pack tools/yolo-ffr bench/coco_scan_bench bench/label_index_bench; do
   [[ -x $build/$tool ]] || { echo "bench-pack: no $build/$tool; build the project first (scripts/build.sh)" >&2; exit 1; }
 done
-command -v fio >/dev/null || { echo "bench-pack: fio is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+for program in fio /usr/bin/time; do
+  command -v "$program" >/dev/null || { echo "bench-pack: $program is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+done
 dir=${PACK_BENCH_DIR:-/tmp/ffyolo-pack-bench}
 images=${IMAGES:-118287}
 rounds=${ROUNDS:-3}
@@ -49,6 +51,7 @@ fi
 device=$(basename "$(df --output=source "$dir" | tail -1)")
 grep -q " $device " /proc/diskstats 2>/dev/null || device=""
 busy_ms() { [[ -n $device ]] && awk -v d="$device" '$3 == d { print $13 }' /proc/diskstats || echo 0; }
+busy_seconds() { [[ -n $device ]] && awk -v t="$1" 'BEGIN { printf "%.1fs", t / 1000 }' || echo "n/a"; }
 
 # fio's write bandwidth in MB/s (10^6 bytes).
 fio_mbs() {
@@ -77,9 +80,8 @@ for ((r = 1; r <= rounds; ++r)); do
   direct_ratio=$(awk -v p="$mbs" -v f="$direct" 'BEGIN { printf "%.0f", 100 * p / f }')
   ratios+=("$ratio")
   direct_ratios+=("$direct_ratio")
-  printf '%-9s %9s %6ss %9s %8s%% %11s %8sM %9ss %7s (%s%%)\n' "$(date -u +%H:%M:%S)" "$buffered" "$wall" "$mbs" \
-    "$ratio" "$user+$sys" "$((rss_kb / 1024))" "$(awk -v t=$((after - before)) 'BEGIN { printf "%.1f", t / 1000 }')" \
-    "$direct" "$direct_ratio"
+  printf '%-9s %9s %6ss %9s %8s%% %11s %8sM %10s %7s (%s%%)\n' "$(date -u +%H:%M:%S)" "$buffered" "$wall" "$mbs" \
+    "$ratio" "$user+$sys" "$((rss_kb / 1024))" "$(busy_seconds $((after - before)))" "$direct" "$direct_ratio"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo "pack against fio through the page cache: median $(median "${ratios[@]}")% (${ratios[*]});" \

@@ -19,7 +19,7 @@ packages=(
   libisal-dev libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libnuma-dev libgtest-dev libbenchmark-dev
-  fio
+  fio time
   clang libclang-rt-14-dev
 )
 
