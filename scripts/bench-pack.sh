@@ -9,9 +9,9 @@
 #   fio   1 MiB O_DIRECT writes with an fdatasync every 256 MiB: the pack's own
 #         pattern (O_DIRECT shards of 256 MB, each made durable before the next
 #         is named);
-# and prints a line per round, then the median ratios. Last, `yolo-ffr verify`
-# and `info` of the final pack and `label_index_bench` (LoadLabelIndex, goal
-# under 1 s).
+# and prints a line per round, then the median ratios. Last, `coco_scan_bench`
+# (the JSON scan, during which the disk is idle), `yolo-ffr verify` and `info`
+# of the final pack, and `label_index_bench` (LoadLabelIndex, goal under 1 s).
 #
 #   scripts/bench-pack.sh [build-dir]          (default: build)
 #
@@ -60,6 +60,8 @@ fio_mbs() {
   rm -f "$fio_file"
 }
 
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", 100 * a / b }'; }
+
 echo "bench-pack: $(nproc) CPUs, $(uname -r), $dir on ${device:-no block device}; $(fio --version)"
 printf '%-9s %9s %7s %9s %9s %11s %9s %10s %12s\n' time "fio MB/s" wall "pack MB/s" "% of fio" "CPU u+s" "peak RSS" "disk busy" "fio O_DIRECT"
 ratios=()
@@ -76,8 +78,8 @@ for ((r = 1; r <= rounds; ++r)); do
   read -r wall user sys rss_kb <"$dir/time.txt"
   bytes=$(du -sb "$out" | cut -f1)
   mbs=$(awk -v b="$bytes" -v w="$wall" 'BEGIN { printf "%.0f", b / w / 1e6 }')
-  ratio=$(awk -v p="$mbs" -v f="$buffered" 'BEGIN { printf "%.0f", 100 * p / f }')
-  direct_ratio=$(awk -v p="$mbs" -v f="$direct" 'BEGIN { printf "%.0f", 100 * p / f }')
+  ratio=$(percent "$mbs" "$buffered")
+  direct_ratio=$(percent "$mbs" "$direct")
   ratios+=("$ratio")
   direct_ratios+=("$direct_ratio")
   printf '%-9s %9s %6ss %9s %8s%% %11s %8sM %10s %7s (%s%%)\n' "$(date -u +%H:%M:%S)" "$buffered" "$wall" "$mbs" \
