@@ -1,5 +1,7 @@
 #include "ffyolo/image_check.h"
 
+#include "ffyolo/jpeg_header.h"
+
 #include <turbojpeg.h>
 #include <zlib.h>
 
@@ -148,32 +150,28 @@ Status ImageInspector::Inspect(std::string_view bytes, const std::string& where,
 
 Status ImageInspector::InspectJpeg(std::string_view bytes, const std::string& where, bool full_decode,
                                    ImageFacts* out) {
-  if (handle_ == nullptr)
-    return Status::NotSupported(where + ": cannot create a TurboJPEG decompressor: " + tjGetErrorStr2(nullptr));
-  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  const unsigned long size = bytes.size();
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle_, data, size, &width, &height, &subsampling, &colorspace) != 0)
-    return Status::Corruption(where + ": unreadable JPEG header: " + tjGetErrorStr2(handle_));
-  if (width <= 0 || height <= 0)  // tables only, no frame header
-    return Status::Corruption(where + ": unreadable JPEG header: no image size (" + std::to_string(width) + "x" +
-                              std::to_string(height) + ")");
+  JpegHeader header;
+  FFR_RETURN_IF_ERROR(ReadJpegHeader(&handle_, bytes, where, &header));
   if (!EndsWithin(bytes, "\xFF\xD9")) return Status::Corruption(where + ": truncated JPEG (no end-of-image marker)");
+  const bool cmyk = header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK;
   out->encoding = ImageEncoding::kJpeg;
-  out->width = static_cast<uint32_t>(width);
-  out->height = static_cast<uint32_t>(height);
-  out->components = colorspace == TJCS_GRAY ? 1 : (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) ? 4 : 3;
-  out->jpeg_subsampling = subsampling;
+  out->width = static_cast<uint32_t>(header.width);
+  out->height = static_cast<uint32_t>(header.height);
+  out->components = header.colorspace == TJCS_GRAY ? 1 : cmyk ? 4 : 3;
+  out->jpeg_subsampling = header.subsampling;
   if (!full_decode) return Status::OK();
   FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", out->width, out->height, where));
 
-  const int format = colorspace == TJCS_GRAY ? TJPF_GRAY : TJPF_RGB;
-  pixels_.resize(static_cast<size_t>(width) * height * tjPixelSize[format]);
+  // TurboJPEG converts CMYK and YCCK only to CMYK (the loader then does the rest).
+  const int format = header.colorspace == TJCS_GRAY ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB;
+  pixels_.resize(static_cast<size_t>(header.width) * header.height * tjPixelSize[format]);
   // Warnings fail too: libjpeg reports corrupt data as warnings and fills in
   // grey, and TurboJPEG's error code cannot tell a warning followed by an
   // error from a warning alone.
-  if (tjDecompress2(handle_, data, size, pixels_.data(), width, 0, height, format, 0) != 0)
-    return Status::Corruption(where + ": JPEG does not decode cleanly: " + tjGetErrorStr2(handle_));
+  tjhandle tj = static_cast<tjhandle>(handle_);
+  if (tjDecompress2(tj, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), pixels_.data(),
+                    header.width, 0, header.height, format, 0) != 0)
+    return Status::Corruption(where + ": JPEG does not decode cleanly: " + tjGetErrorStr2(tj));
   return Status::OK();
 }
 

@@ -15,6 +15,7 @@
 #endif
 
 #include "ffyolo/image_check.h"
+#include "ffyolo/jpeg_header.h"
 
 namespace ffyolo {
 
@@ -190,19 +191,11 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
 #endif
   }
 
+  JpegHeader header;
+  FFR_RETURN_IF_ERROR(ReadJpegHeader(&handle_, std::string_view(reinterpret_cast<const char*>(data), size), where,
+                                     &header));
   tjhandle tj = static_cast<tjhandle>(handle_);
-  if (tj == nullptr) return ffr::Status::IOError(where + ": TurboJPEG did not initialise: " + tjGetErrorStr2(nullptr));
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(tj, data, size, &width, &height, &subsamp, &colorspace) != 0) {
-    const ffr::Status error = ffr::Status::Corruption(where + ": unreadable JPEG header: " + tjGetErrorStr2(tj));
-    // TurboJPEG 2.1 leaves the handle mid-header after this error, and its next
-    // header read then reports success without an image size: start afresh.
-    tjDestroy(tj);
-    handle_ = tjInitDecompress();
-    return error;
-  }
-  // A tables-only (abbreviated) datastream reads as a header without an image.
-  if (width <= 0 || height <= 0) return ffr::Status::Corruption(where + ": JPEG holds no image, only tables");
+  const int width = header.width, height = header.height, colorspace = header.colorspace;
   FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", width, height, where));
 
   *scale_denominator = DctScaleDenominator(width, height, options);

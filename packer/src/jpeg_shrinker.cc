@@ -6,6 +6,8 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
+#include "ffyolo/jpeg_header.h"
+
 namespace ffyolo {
 
 JpegShrinker::JpegShrinker(int max_size, int quality)
@@ -19,14 +21,17 @@ JpegShrinker::~JpegShrinker() {
 ffr::Status JpegShrinker::Shrink(std::string_view jpeg, const std::string& where, std::string* out, int* width,
                                  int* height, bool* shrunk) {
   *shrunk = false;
+  JpegHeader header;
+  FFR_RETURN_IF_ERROR(ReadJpegHeader(&decoder_, jpeg, where, &header));
+  const int w = header.width, h = header.height;
+  if (std::max(w, h) <= max_size_) return ffr::Status::OK();
   tjhandle dec = static_cast<tjhandle>(decoder_);
   const auto* src = reinterpret_cast<const unsigned char*>(jpeg.data());
-  int w = 0, h = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(dec, src, jpeg.size(), &w, &h, &subsamp, &colorspace) != 0)
-    return ffr::Status::Corruption(where + ": unreadable JPEG header: " + tjGetErrorStr2(dec));
-  if (std::max(w, h) <= max_size_) return ffr::Status::OK();
-  const bool gray = colorspace == TJCS_GRAY;
-  const int pf = gray ? TJPF_GRAY : TJPF_RGB;
+  const bool gray = header.colorspace == TJCS_GRAY;
+  // CMYK and YCCK decode only to CMYK, and re-encode from it as YCCK, so the
+  // ink values pass through unchanged.
+  const bool cmyk = header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK;
+  const int pf = gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB;
   const int channels = tjPixelSize[pf];
   pixels_.resize(static_cast<size_t>(w) * h * channels);
   if (tjDecompress2(dec, src, jpeg.size(), pixels_.data(), w, 0, h, pf, 0) != 0)
@@ -35,7 +40,7 @@ ffr::Status JpegShrinker::Shrink(std::string_view jpeg, const std::string& where
   const int nw = std::max(1, static_cast<int>(std::lround(w * r)));
   const int nh = std::max(1, static_cast<int>(std::lround(h * r)));
   resized_.resize(static_cast<size_t>(nw) * nh * channels);
-  const int type = gray ? CV_8UC1 : CV_8UC3;
+  const int type = CV_8UC(channels);
   cv::resize(cv::Mat(h, w, type, pixels_.data()), cv::Mat(nh, nw, type, resized_.data()), cv::Size(nw, nh), 0, 0,
              cv::INTER_AREA);
   unsigned char* buf = nullptr;

@@ -97,6 +97,31 @@ TEST(ImageInspectorTest, UnreadableJpegHeaderFails) {
   EXPECT_THAT(s.message(), HasSubstr("bad.jpg: unreadable JPEG header"));
 }
 
+// TurboJPEG 2.1 leaves its handle mid-header after a failed header read; the
+// inspector must not let that fail the next, good image (--skip-bad skipped both).
+// Cut anywhere in its headers: which cuts leave the handle stuck depends on the segment.
+TEST(ImageInspectorTest, GoodJpegAfterAnUnreadableHeaderIsRead) {
+  const std::string good = MakeJpeg(64, 48, 3);
+  ImageInspector inspector;
+  ImageFacts facts;
+  for (size_t cut = 4; cut < 700; ++cut) {
+    if (inspector.Inspect(good.substr(0, cut), "cut.jpg", false, &facts).ok()) continue;
+    const Status s = inspector.Inspect(good, "good.jpg", true, &facts);
+    ASSERT_TRUE(s.ok()) << "after a JPEG cut at byte " << cut << ": " << s.ToString();
+    EXPECT_EQ(facts.width, 64u);
+    EXPECT_EQ(facts.height, 48u);
+  }
+}
+
+TEST(ImageInspectorTest, CmykJpegDecodes) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect(MakeJpeg(40, 30, 4), "cmyk.jpg", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(facts.components, 4);
+  EXPECT_EQ(facts.width, 40u);
+}
+
 TEST(ImageInspectorTest, PngAcceptedWithItsSize) {
   const std::string png = MakePng(23, 11);
   ImageInspector inspector;

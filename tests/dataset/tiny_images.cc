@@ -35,8 +35,9 @@ std::string MakeJpeg(int width, int height, int components) {
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  const int rc = tjCompress2(handle, pixels.data(), width, 0, height, components == 1 ? TJPF_GRAY : TJPF_RGB,
-                             &jpeg, &size, components == 1 ? TJSAMP_GRAY : TJSAMP_420, 90, 0);
+  const int format = components == 1 ? TJPF_GRAY : components == 4 ? TJPF_CMYK : TJPF_RGB;
+  const int rc = tjCompress2(handle, pixels.data(), width, 0, height, format, &jpeg, &size,
+                             components == 1 ? TJSAMP_GRAY : TJSAMP_420, 90, 0);
   std::string out = rc == 0 ? std::string(reinterpret_cast<char*>(jpeg), size) : std::string();
   tjFree(jpeg);
   tjDestroy(handle);
