@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <filesystem>
@@ -110,6 +111,13 @@ class Fingerprint {
     Mix(0xff);
   }
   void Add(uint64_t v) { Add(std::to_string(v)); }
+  // A float or an integer by its bytes.
+  template <typename T>
+  void AddValue(T v) {
+    unsigned char bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));
+    for (unsigned char c : bytes) Mix(c);
+  }
   std::string Hex() const {
     char buf[24];
     std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h_));
@@ -255,7 +263,7 @@ class SplitPacker {
   Status WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
                     ShardInfo* written);
   Status NoteShardNeed(Status s, size_t begin, size_t end) const;
-  Status ResumeShard(const std::string& path, ShardInfo* info);
+  Status ResumeShard(const std::string& path, size_t begin, size_t end, ShardInfo* info);
   Status AddEvalBoxes();
   void Message(const std::string& m) const {
     if (opt_.on_message) opt_.on_message(m);
@@ -382,20 +390,37 @@ Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead
   });
 }
 
-// A shard a previous run finished: its records go into the label index again.
-Status SplitPacker::ResumeShard(const std::string& path, ShardInfo* info) {
+// A shard a previous run finished with images [begin, end): its records go
+// into the label index again, and the images it skipped (--skip-bad; the
+// records keep source order) are named and counted again.
+Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t end, ShardInfo* info) {
   ffr::ReaderOptions ro;
   ro.env = opt_.env;
   std::unique_ptr<ffr::Reader> reader;
   FFR_RETURN_IF_ERROR(ffr::Reader::Open(path, ro, &reader));
+  const auto skipped_earlier = [this](size_t image) {
+    Message("skipped: " + split_.images[image].path + " (by the earlier run this one resumes)");
+    ++info_.skipped;
+  };
   ffr::ReadBuffer buf;
+  size_t next = begin;  // the source image the next record should be
   for (int64_t i = 0; i < reader->size(); ++i) {
     ffr::Sample s;
     FFR_RETURN_IF_ERROR(reader->Read(i, &buf, &s));
     RecordView v;
     FFR_RETURN_IF_ERROR(RecordView::Parse(s.data, s.size, reader->Describe(i), &v));
-    index_.Add(v.info(), v.image_size());
+    const RecordInfo record = v.info();
+    for (; next < end; ++next) {
+      const RecordInfo& source = split_.images[next].info;
+      if (source.image_id == record.image_id && source.file_name == record.file_name) break;
+      skipped_earlier(next);
+    }
+    if (next++ == end)
+      return Status::Corruption(reader->Describe(i) + ": image id " + std::to_string(record.image_id) + " (" +
+                                record.file_name + ") is not among the shard's images in " + split_.listing);
+    index_.Add(record, v.image_size());
   }
+  for (; next < end; ++next) skipped_earlier(next);
   info->samples = reader->size();
   return opt_.env->GetFileSize(path, &info->bytes);
 }
@@ -412,7 +437,22 @@ Status SplitPacker::AddEvalBoxes() {
       return Status::Corruption("cannot resume: sample " + std::to_string(i) + " of split '" + split_.name +
                                 "' (image id " + std::to_string(index_.image_id(i)) + ", " + index_.file_name(i) +
                                 ") is not in " + split_.listing + "; rerun with --force");
-    index_.AddEvalBoxes(it->second->eval_boxes);
+    // An image shrunk by --max-size is smaller than the JSON says: its
+    // EvalBoxes shrink with it, as the Boxes' areas did (PrepareOne).
+    const SourceImage& image = *it->second;
+    const double sx = static_cast<double>(index_.width(i)) / image.info.width;
+    const double sy = static_cast<double>(index_.height(i)) / image.info.height;
+    if (sx == 1 && sy == 1) {
+      index_.AddEvalBoxes(image.eval_boxes);
+      continue;
+    }
+    std::vector<EvalBox> scaled = image.eval_boxes;
+    for (EvalBox& b : scaled) {
+      b.x *= sx, b.w *= sx;
+      b.y *= sy, b.h *= sy;
+      b.area *= sx * sy;
+    }
+    index_.AddEvalBoxes(scaled);
   }
   return Status::OK();
 }
@@ -456,7 +496,7 @@ Status SplitPacker::Run(SplitInfo* result) {
       status = WriteShard(k, starts[k], starts[k + 1], &ahead, &finisher, &shards[k]);
       continue;
     }
-    status = ResumeShard(dir_ + "/" + ShardFileName(k), &shards[k]);
+    status = ResumeShard(dir_ + "/" + ShardFileName(k), starts[k], starts[k + 1], &shards[k]);
     if (!status.ok()) status = Status::Corruption("cannot resume: " + status.message() + "; rerun with --force");
     shards[k].file = ShardFileName(k);
     done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
@@ -512,12 +552,24 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
   Fingerprint f;
   f.Add(fs::absolute(opt.source).lexically_normal().string());
   for (const auto& [k, v] : OptionsRecord(opt)) f.Add(k + "=" + v);
+  for (const std::string& name : source.class_names) f.Add(name);
+  for (const int id : source.category_ids) f.AddValue(id);
+  // Everything a record takes from the source: labels fixed between a failed
+  // pack and its rerun must not leave the old ones in the finished shards.
   for (size_t s = 0; s < source.splits.size(); ++s) {
     f.Add(source.splits[s].name);
     for (size_t i = 0; i < source.splits[s].images.size(); ++i) {
-      f.Add(source.splits[s].images[i].path);
+      const SourceImage& image = source.splits[s].images[i];
+      f.Add(image.path);
       f.Add(sizes[s][i]);
-      f.Add(source.splits[s].images[i].info.boxes.size());
+      f.Add(image.info.file_name);
+      f.AddValue(image.info.image_id);
+      f.AddValue(image.info.width);
+      f.AddValue(image.info.height);
+      f.AddValue(image.info.boxes.size());
+      for (const Box& b : image.info.boxes)
+        for (const float v : {float(b.class_index), float(b.iscrowd), b.cx, b.cy, b.w, b.h, b.area}) f.AddValue(v);
+      f.Add(image.problem.ToString());
     }
   }
   return f.Hex();
@@ -604,7 +656,7 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
     }
     if (state.find(fingerprint) == std::string::npos)
       return Status::AlreadyExists(opt.output +
-                                   ": holds an unfinished pack of another source or with other options; rerun that "
+                                   ": holds an unfinished pack of another source, other labels or other options; rerun that "
                                    "pack to resume it, or use --force to start over");
     return Status::OK();  // resume
   }

@@ -74,12 +74,15 @@ TEST(PackFaultTest, EveryFailedWriteLeavesARefusedOrCompleteOutputThatResumes) {
   so.num_threads = 1;
   SyntheticSummary ss;
   ASSERT_TRUE(GenerateSyntheticCoco(so, &ss).ok());
+  // A bad image in the first shard, skipped: a resumed pack must count it as the clean one does.
+  fs::resize_file(so.output_dir + "/train2017/000000000003.jpg", 100);
   auto options = [&](const std::string& out, ffr::Env* env) {
     PackOptions o;
     o.source = so.output_dir;
     o.output = out;
     o.shards = 2;  // per split: a first shard, a last one, then the label index
     o.threads = 2;
+    o.skip_bad = true;
     o.env = env;
     return o;
   };
@@ -87,7 +90,8 @@ TEST(PackFaultTest, EveryFailedWriteLeavesARefusedOrCompleteOutputThatResumes) {
   FaultyEnv counting;
   PackSummary sum;
   ASSERT_TRUE(Pack(options(dir / "clean.ffr", &counting), &sum).ok());
-  ASSERT_EQ(sum.images, 8);
+  ASSERT_EQ(sum.images, 7);
+  ASSERT_EQ(sum.skipped, 1);
   const auto clean = ReadTree(dir / "clean.ffr");
 
   for (int o = 0; o < testing::kNumWriteOps; ++o) {

@@ -72,7 +72,7 @@ const char kBox[] = "\"category_id\":1,\"bbox\":[4,4,20,10],\"area\":200,\"iscro
 // Three images to spread over shards: two with a box, one background.
 std::vector<TinyImage> ThreeImages() {
   return {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox},
-          {"b.jpg", 32, 24, MakeJpeg(32, 24, 2), kBox},
+          {"b.jpg", 32, 24, MakeJpeg(32, 24, 4), kBox},
           {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), ""}};
 }
 
@@ -177,6 +177,25 @@ TEST(PackCoco128Test, MaxSizeReencodesLargeImages) {
   ASSERT_EQ(small.size(), 128u);
   for (size_t i = 0; i < small.size(); ++i) EXPECT_LE(std::max(small.width(i), small.height(i)), 320u);
   EXPECT_LT(sum.bytes, 22000000u / 2);
+
+  // The COCO ground truth evaluation scores against shrinks with its image:
+  // each EvalBox with a size is its training box, in the stored image's pixels.
+  ASSERT_TRUE(small.has_eval_boxes());
+  int compared = 0;
+  for (size_t i = 0; i < small.size(); ++i) {
+    std::vector<EvalBox> sized;
+    for (size_t k = 0; k < small.eval_box_count(i); ++k)
+      if (small.eval_boxes(i)[k].w > 0 && small.eval_boxes(i)[k].h > 0) sized.push_back(small.eval_boxes(i)[k]);
+    ASSERT_EQ(sized.size(), small.box_count(i)) << small.file_name(i);
+    const double w = small.width(i), h = small.height(i);
+    for (size_t k = 0; k < sized.size(); ++k, ++compared) {
+      const Box& box = small.boxes(i)[k];
+      EXPECT_NEAR(sized[k].x + sized[k].w / 2, box.cx * w, 0.02 * w) << small.file_name(i) << " box " << k;
+      EXPECT_NEAR(sized[k].h, box.h * h, 0.02 * h) << small.file_name(i) << " box " << k;
+      EXPECT_NEAR(sized[k].area, box.area, 1e-3 * box.area + 1e-3) << small.file_name(i) << " box " << k;
+    }
+  }
+  EXPECT_EQ(compared, 939);
 }
 
 // --align 4096: the very records of a plain pack, each sample starting at a
@@ -536,6 +555,33 @@ TEST(PackTest, OutputOverlappingAnInputIsRefusedEvenForced) {
 
 // A pack killed mid-way leaves no complete-looking dataset; running it again
 // resumes after the finished shards and gives the same dataset as a clean run.
+// A pack that failed on its last shard, rerun after the labels were fixed:
+// its finished shards hold the old labels, so it must not resume.
+TEST(PackTest, UnfinishedPackOfOtherLabelsIsNotResumed) {
+  ScratchDir dir("relabelled");
+  std::vector<TinyImage> images = ThreeImages();
+  // A box far outside its image: the pack fails on the third shard.
+  images[2].annotations = "\"category_id\":1,\"bbox\":[100,100,5,5],\"area\":25,\"iscrowd\":0";
+  WriteCocoTree(dir / "src", "val", images);
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.shards = 3;
+  PackSummary sum;
+  ASSERT_FALSE(Pack(o, &sum).ok());
+  ASSERT_TRUE(fs::exists(dir / "out.ffr/val/PART_00000.ffr"));
+
+  images[0].annotations = "\"category_id\":3,\"bbox\":[2,2,10,10],\"area\":100,\"iscrowd\":0";
+  images[2].annotations = "\"category_id\":1,\"bbox\":[4,4,5,5],\"area\":25,\"iscrowd\":0";
+  WriteCocoTree(dir / "src", "val", images);
+  const Status s = Pack(o, &sum);
+  ASSERT_TRUE(s.IsAlreadyExists()) << s.ToString();
+  EXPECT_NE(s.message().find("unfinished pack"), std::string::npos) << s.message();
+  o.force = true;
+  ASSERT_TRUE(Pack(o, &sum).ok());
+  const LabelIndex idx = LoadIndex(dir / "out.ffr", "val");
+  ASSERT_EQ(idx.box_count(0), 1u);
+  EXPECT_EQ(idx.boxes(0)[0].class_index, 1);  // car, as the JSON now says
+}
+
 TEST(PackCoco128Test, KilledPackLeavesNothingCompleteAndResumes) {
   FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
   ScratchDir dir("killed");
