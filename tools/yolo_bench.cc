@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader_bench.h"
@@ -23,10 +24,8 @@
 
 namespace {
 
-// CLI11's PositiveNumber and NonNegativeNumber would quote their double range,
-// up to 1.8e308 in full, when they refuse a count.
-const CLI::Range kPositive(1, std::numeric_limits<int>::max());
-const CLI::Range kNonNegative(int64_t{0}, std::numeric_limits<int64_t>::max());
+using ffyolo::kNonNegative;
+using ffyolo::kPositive;
 
 // Runs the loader while `measure` fills *other on its own thread: the loader
 // starts once the measurement is set up, and the measurement stops when the

@@ -9,6 +9,7 @@
 
 #include "ffr/env.h"
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/detect_run.h"
 #include "ffyolo/train.h"
 
@@ -56,13 +57,13 @@ int Main(int argc, char** argv) {
       ->required();
   app.add_option("--source", o.source, "file/dir/list.txt of images")->required();
   app.add_option("--img,--imgsz,--img-size", o.img_size, "inference size (pixels)");
-  app.add_option("--conf-thres", o.conf_thres, "confidence threshold");
-  app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold");
-  app.add_option("--max-det", o.max_det, "maximum detections per image");
+  app.add_option("--conf-thres", o.conf_thres, "confidence threshold")->check(ffyolo::kUnitInterval);
+  app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold")->check(ffyolo::kUnitInterval);
+  app.add_option("--max-det", o.max_det, "maximum detections per image")->check(ffyolo::kPositive);
   app.add_option("--device", o.device, "cuda device, i.e. 0 or cpu (default: GPU 0 if any, else cpu)");
   app.add_option("--batch,--batch-size", o.batch_size,
                  "images per forward pass (consecutive images of the same input shape; boxes as with 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(ffyolo::kPositive);
   app.add_option("--threads", o.threads, "Torch threads (0: all usable CPUs)");
   app.add_flag("--save-txt", o.save_txt, "save results to *.txt");
   app.add_flag("--save-conf", o.save_conf, "save confidences in --save-txt labels");
@@ -72,7 +73,7 @@ int Main(int argc, char** argv) {
   app.add_option("--project", project, "save results to project/name");
   app.add_option("--name", name, "save results to project/name");
   app.add_flag("--exist-ok", exist_ok, "existing project/name ok, do not increment");
-  app.add_option("--line-thickness", o.line_thickness, "bounding box thickness (pixels)")->check(CLI::PositiveNumber);
+  app.add_option("--line-thickness", o.line_thickness, "bounding box thickness (pixels)")->check(ffyolo::kPositive);
   app.add_flag("--hide-labels", o.hide_labels, "hide labels");
   app.add_flag("--hide-conf", o.hide_conf, "hide confidences");
   app.add_flag("--half", o.half, "use FP16 half-precision inference (CUDA)");

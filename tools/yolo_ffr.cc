@@ -8,6 +8,7 @@
 
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/progress.h"
@@ -162,7 +163,7 @@ int Main(int argc, char** argv) {
   check->add_option("dataset", path, "Packed dataset directory")->required();
   check->add_option("--split", verify.splits, "Only these splits (default: all)")->delimiter(',');
   check->add_option("--workers", verify.workers, "Checking threads (default: one per CPU)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ffyolo::kNonNegative);
   bool no_images = false;
   CLI::Option* no_images_flag = check->add_flag("--no-images", no_images, "Skip the image header checks");
   check->add_flag("--decode", verify.full_decode, "Decode every JPEG fully (slower, catches corrupt data)")
@@ -171,14 +172,14 @@ int Main(int argc, char** argv) {
   CLI::App* ls = app.add_subcommand("ls", "One line per sample, from the label index");
   ls->add_option("dataset", path, "Packed dataset directory")->required();
   ls->add_option("--split", split, "Split (default: the training split)");
-  ls->add_option("--limit", limit, "At most this many lines")->check(CLI::NonNegativeNumber);
+  ls->add_option("--limit", limit, "At most this many lines")->check(ffyolo::kNonNegative);
 
   CLI::App* cat = app.add_subcommand("cat", "A sample's metadata and boxes");
   cat->add_option("dataset", path, "Packed dataset directory")->required();
   CLI::Option* cat_index = cat->add_option("index", indices, "Sample index in the split")->expected(0, 1);
   cat->add_option("--split", split, "Split (default: the training split)");
   cat->add_option("--by-id", by_id, "The sample with this COCO image id")
-      ->check(CLI::NonNegativeNumber)
+      ->check(ffyolo::kNonNegative)
       ->excludes(cat_index);
 
   CLI::App* extract = app.add_subcommand("extract", "Write samples' original images, YOLO labels and metadata");
@@ -204,13 +205,13 @@ int Main(int argc, char** argv) {
       app.add_subcommand("cache", "Decode and resize every image once into a pixel cache (yolo-train --cache uses it)");
   cache->add_option("dataset", path, "Packed dataset directory")->required();
   cache->add_option("--img,--imgsz,--img-size", cache_options.img_size, "Image size the cache is for")
-      ->check(CLI::PositiveNumber);
+      ->check(ffyolo::kPositive);
   cache->add_option("--split", cache_options.split, "Split (default: the training split, or with --val the validation split)");
   cache->add_flag("--val", cache_for_val, "For validation: val.py's resize (INTER_AREA when shrinking)");
   cache->add_option("-o,--output", cache_options.directory, "Cache folder (default: DATA.ffr/cache/<split>-<img>[-val])");
   cache->add_flag("--verify", cache_options.verify, "Read an existing cache back, checking every CRC; rebuild what is damaged");
   cache->add_option("--workers", cache_options.threads, "Decoding threads (default: one per CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(ffyolo::kPositive);
 
   try {
     app.parse(argc, argv);

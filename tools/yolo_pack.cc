@@ -6,6 +6,7 @@
 
 #include "ffr/shard_writer.h"
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/pack.h"
 #include "ffyolo/progress.h"
 
@@ -23,13 +24,13 @@ int Main(int argc, char** argv) {
   app.add_option("--splits", opt.scan.splits, "Only these splits (default: all)")->delimiter(',');
   app.add_option("--shard-size", shard_size, "Target shard size (e.g. 256M, 1G)");
   app.add_option("--shards", opt.shards, "Number of shards per split (instead of --shard-size)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ffyolo::kNonNegative);
   app.add_option("--workers", opt.threads, "Reader/validator threads (default: all usable CPUs)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ffyolo::kNonNegative);
   app.add_flag("--check", opt.full_decode, "Decode every JPEG and PNG fully (slower, catches corrupt data)");
   app.add_flag("--skip-bad", opt.skip_bad, "Report and skip bad images instead of stopping at the first");
   app.add_option("--max-size", opt.max_size, "Re-encode JPEGs whose longest side exceeds this many pixels")
-      ->check(CLI::NonNegativeNumber);
+      ->check(ffyolo::kNonNegative);
   app.add_option("--quality", opt.quality, "JPEG quality for --max-size")->check(CLI::Range(1, 100));
   app.add_option("--align", opt.align,
                  "Start every sample at a multiple of this many bytes: 0 (default) packs them back to back, "

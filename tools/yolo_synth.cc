@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/synthetic.h"
 #include "ffyolo/synthetic_classes.h"
 
@@ -20,8 +21,8 @@ int Main(int argc, char** argv) {
                "OUT/<split>/*.jpg; with --yolo the images go to OUT/images/<split>/ instead, with\n"
                "OUT/labels/<split>/*.txt and OUT/data.yaml. Same options give byte-identical files."};
   app.add_option("-o,--output", options.output_dir, "Output directory (must be empty unless --force)")->required();
-  app.add_option("--train", options.train_images, "Images in the train split")->check(CLI::PositiveNumber);
-  app.add_option("--val", options.val_images, "Images in the val split (0: none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--train", options.train_images, "Images in the train split")->check(ffyolo::kPositive);
+  app.add_option("--val", options.val_images, "Images in the val split (0: none)")->check(ffyolo::kNonNegative);
   app.add_option("--classes", options.num_classes,
                  "Number of classes (shape x colour), at most " + std::to_string(ffyolo::MaxSyntheticClasses()))
       ->check(CLI::Range(1, ffyolo::MaxSyntheticClasses()));
@@ -47,7 +48,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"420", "444", "gray"}));
   app.add_flag("--yolo", options.yolo_layout, "Ultralytics layout: images/, labels/, data.yaml (JSON kept)");
   app.add_flag("--force", options.force, "Overwrite a non-empty output directory");
-  app.add_option("--threads", options.num_threads, "Worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", options.num_threads, "Worker threads (0: all cores)")->check(ffyolo::kNonNegative);
   CLI11_PARSE(app, argc, argv);
 
   if (!size.empty()) {

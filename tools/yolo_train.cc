@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/dataset_eval.h"
 #include "ffyolo/device.h"
 #include "ffyolo/launcher.h"
@@ -152,8 +153,9 @@ int Main(int argc, char** argv) {
   app.add_flag("--cos-lr", o.cos_lr, "Cosine LR schedule");
   app.add_option("--optimizer", o.optimizer, "optimizer")->check(CLI::IsMember({"SGD", "Adam", "AdamW"}));
   app.add_flag("--multi-scale", o.multi_scale, "vary img-size +/- 50%");
-  app.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon");
-  app.add_option("--patience", o.patience, "EarlyStopping patience (epochs without improvement)");
+  app.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->check(ffyolo::kUnitInterval);
+  app.add_option("--patience", o.patience, "EarlyStopping patience (epochs without improvement; 0: never stop early)")
+      ->check(ffyolo::kNonNegative);
   app.add_option("--save-period", o.save_period, "Save a checkpoint every x epochs (disabled if < 1)");
   app.add_flag("--noval", o.noval, "Only validate the final epoch");
   app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");

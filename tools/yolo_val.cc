@@ -7,6 +7,7 @@
 
 #include "ffr/env.h"
 #include "ffyolo/cli.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/coco_json.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/dataset_eval.h"
@@ -34,9 +35,9 @@ int Main(int argc, char** argv) {
   app.add_option("--split", o.split, "Split (default: val*, else the only split)");
   app.add_option("--img,--imgsz,--img-size", o.img_size, "Inference size (pixels)");
   app.add_option("--batch,--batch-size", o.batch_size, "Batch size");
-  app.add_option("--conf-thres", o.conf_thres, "Confidence threshold");
-  app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold");
-  app.add_option("--max-det", o.max_det, "Maximum detections per image");
+  app.add_option("--conf-thres", o.conf_thres, "Confidence threshold")->check(ffyolo::kUnitInterval);
+  app.add_option("--iou-thres", o.iou_thres, "NMS IoU threshold")->check(ffyolo::kUnitInterval);
+  app.add_option("--max-det", o.max_det, "Maximum detections per image")->check(ffyolo::kPositive);
   app.add_flag("--single-cls", o.single_cls, "treat as single-class dataset");
   app.add_option("--device", o.device, "cuda device, i.e. 0 or cpu (default: GPU 0 if any, else cpu)");
   app.add_option("--workers", o.workers, "Loader threads");

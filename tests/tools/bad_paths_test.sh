@@ -63,6 +63,8 @@ expect_usage_error() {
     fail "$what: exit status $status, want a usage error; stderr: $err"
   elif ! grep -qF -- "$text" <<<"$err"; then
     fail "$what: stderr does not say '$text': $err"
+  elif grep -qF 1797693134862315 <<<"$err"; then
+    fail "$what: the refusal quotes a double's range written out in full: $err"
   else
     echo "ok: $what: $(head -n 1 <<<"$err")"
   fi
@@ -118,6 +120,19 @@ for flag in --workers --batch --img; do
   done
 done
 expect_usage_error --samples yolo-bench loader --data "$ffr" --samples -1
+# Values out of range, refused saying what the flag needs.
+expect_usage_error "'0' must be at least 1" yolo-synth -o "$work/s0" --train 0
+expect_usage_error "'-1' must be 0 or more" yolo-pack "$src" -o "$work/out.ffr" --shards -1
+for flag in --conf-thres --iou-thres; do
+  for value in -0.5 2; do
+    expect_usage_error "'$value' must be between 0 and 1" yolo-val --data "$ffr" --weights /nope.pt "$flag" "$value"
+    expect_usage_error "'$value' must be between 0 and 1" yolo-detect --weights /nope.pt --source "$src" "$flag" "$value"
+  done
+done
+expect_usage_error "'-1' must be at least 1" yolo-val --data "$ffr" --weights /nope.pt --max-det -1
+expect_usage_error "'0' must be at least 1" yolo-detect --weights /nope.pt --source "$src" --max-det 0
+expect_usage_error "'-1' must be 0 or more" yolo-train --data "$ffr" --patience -1
+expect_usage_error "'5' must be between 0 and 1" yolo-train --data "$ffr" --label-smoothing 5
 
 expect_error /nope.ffr yolo-train --data /nope.ffr --device cpu --project "$work/runs"
 expect_error /nope.yaml yolo-train --data "$ffr" --cfg /nope.yaml --device cpu --project "$work/runs"
