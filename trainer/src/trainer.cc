@@ -151,6 +151,7 @@ struct Trainer::State {
   Status SetUpData();
   Status SetUpOptimizer();
   Status RestoreResumedState();
+  Status ReadResumedResults();
 
   Status RunEpoch();
   Status EndEpoch();
@@ -166,6 +167,10 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
   if (resumed.epoch < 0 && resumed.next_batch == 0)
     return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
   FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
+  if (resumed.next_batch == 0 && resumed.epoch + 1 >= opt.epochs)
+    return Status::InvalidArgument(opt.resume + ": training to " + std::to_string(opt.epochs) +
+                                   " epochs is finished, nothing to resume (to train on from it: --weights " +
+                                   opt.resume + ")");
   saved_world = opt.dist.world_size;
   // This launch decides where the ranks run; the checkpoint decides everything else.
   opt.resume = requested.resume;
@@ -173,7 +178,8 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
   opt.dist = requested.dist;
   opt.bind_numa = requested.bind_numa;
   opt.env = requested.env;
-  summary.save_dir = fs::path(opt.resume).parent_path().parent_path().string();
+  // Absolute first: "weights/last.pt" given inside the run has no grandparent.
+  summary.save_dir = fs::absolute(opt.resume).lexically_normal().parent_path().parent_path().string();
   return Status::OK();
 }
 
@@ -456,13 +462,30 @@ Status Trainer::State::RestoreResumedState() {
   position.epoch = resumed.epoch + 1;
   position.next_batch = resumed.next_batch;
   position.best_epoch = resumed.epoch;  // EarlyStopping counts from the resumed epoch
-  if (main_rank) ReadResultsCsv(save_dir() + "/results.csv", &summary.results);
+  if (main_rank) FFR_RETURN_IF_ERROR(ReadResumedResults());
   if (saved_world != world && main_rank)
     Warn(opt.resume + " was saved by " + std::to_string(saved_world) + " rank(s) and resumes on " +
          std::to_string(world) + ": each rank's share of the epoch changes, so the rest of it is not the exact "
          "continuation");
   Info("Resuming training from " + opt.resume + " at epoch " + std::to_string(position.epoch) + " batch " +
        std::to_string(position.next_batch) + " of " + std::to_string(opt.epochs) + " epochs");
+  return Status::OK();
+}
+
+// The rows of the epochs the checkpoint has seen. Rows past it are dropped:
+// results.csv is written just before last.pt, and the checkpoint may be an
+// older one (best.pt, epochN.pt). A damaged file is refused rather than lost.
+Status Trainer::State::ReadResumedResults() {
+  const std::string path = save_dir() + "/results.csv";
+  const Status read = ReadResultsCsv(path, &summary.results);
+  if (read.IsNotFound() && resumed.epoch >= 0) {
+    Warn(path + " is missing: the rows of epochs 0-" + std::to_string(resumed.epoch) + " are lost");
+  } else if (!read.ok() && !read.IsNotFound()) {
+    return Status::Corruption("cannot resume: " + read.message() +
+                              "; repair it, or remove it to resume without the earlier epochs' rows");
+  }
+  const auto past = [&](const EpochResult& r) { return r.epoch > resumed.epoch; };
+  summary.results.erase(std::remove_if(summary.results.begin(), summary.results.end(), past), summary.results.end());
   return Status::OK();
 }
 
@@ -601,7 +624,7 @@ Status Trainer::State::EndEpoch() {
         FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/epoch" + std::to_string(epoch) + ".pt", epoch));
     }
     report().OnFitEpochEnd(fe);
-    stop_early = epoch - position.best_epoch >= opt.patience;
+    stop_early = opt.patience > 0 && epoch - position.best_epoch >= opt.patience;  // v7.0: `patience or inf`
     if (stop_early)
       Info("Stopping training early as no improvement observed in last " + std::to_string(opt.patience) +
            " epochs. Best results observed at epoch " + std::to_string(position.best_epoch));

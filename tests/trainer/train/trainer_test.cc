@@ -21,6 +21,7 @@
 namespace ffyolo {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::LossRecorder;
 using testing::TinyTrainOptions;
 
@@ -205,13 +206,73 @@ TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
   ASSERT_TRUE(s.IsAborted()) << s.ToString();
   EXPECT_NE(s.message().find("--resume"), std::string::npos) << s.message();
 
+  const std::string run = t->summary().save_dir;
   TrainOptions resume;
-  resume.resume = t->summary().save_dir + "/weights/last.pt";
+  resume.resume = run + "/weights/last.pt";
   std::unique_ptr<Trainer> resumed;
   ASSERT_TRUE(Trainer::Create(resume, nullptr, &resumed).ok());
   EXPECT_EQ(resumed->position().epoch, 1);
   EXPECT_EQ(resumed->position().next_batch, 0);
   EXPECT_EQ(resumed->summary().results.size(), 1u);  // results.csv's rows so far
+  resumed.reset();
+
+  // Given from inside the run, as "weights/last.pt": the run is still where it writes
+  // (it was "", so "/weights/last.pt" and "/results.csv").
+  const fs::path cwd = fs::current_path();
+  fs::current_path(run);
+  resume.resume = "weights/last.pt";
+  const ffr::Status relative = Trainer::Create(resume, nullptr, &resumed);
+  fs::current_path(cwd);
+  ASSERT_TRUE(relative.ok()) << relative.ToString();
+  EXPECT_EQ(fs::path(resumed->summary().save_dir), fs::path(run));
+  resumed.reset();
+
+  // A row past the checkpoint (results.csv is written just before last.pt, so a
+  // kill between the two leaves one) is dropped, not repeated when that epoch runs again.
+  std::vector<EpochResult> rows;
+  ASSERT_TRUE(ReadResultsCsv(run + "/results.csv", &rows).ok());
+  rows.push_back(rows.back());
+  rows.back().epoch = 1;
+  ASSERT_TRUE(WriteResultsCsv(run + "/results.csv", rows).ok());
+  resume.resume = run + "/weights/last.pt";
+  ASSERT_TRUE(Trainer::Create(resume, nullptr, &resumed).ok());
+  ASSERT_EQ(resumed->summary().results.size(), 1u);
+  EXPECT_EQ(resumed->summary().results[0].epoch, 0);
+  resumed.reset();
+
+  // A damaged results.csv is refused, naming it, rather than silently emptied.
+  ASSERT_TRUE(testing::WriteStringToFile(run + "/results.csv", ResultsCsvHeader() + "\n   x,1,2\n"));
+  const ffr::Status damaged = Trainer::Create(resume, nullptr, &resumed);
+  ASSERT_TRUE(damaged.IsCorruption()) << damaged.ToString();
+  EXPECT_NE(damaged.message().find("results.csv:2"), std::string::npos) << damaged.message();
+}
+
+TEST(TrainerTest, AFinishedRunIsNotResumed) {
+  testing::ScratchDir dir("stage_finished");
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "runs", 1), nullptr, &t).ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_TRUE(t->EndEpoch().ok());
+  ASSERT_TRUE(t->done());
+  TrainOptions resume;
+  resume.resume = t->summary().save_dir + "/weights/last.pt";
+  std::unique_ptr<Trainer> resumed;
+  const ffr::Status s = Trainer::Create(resume, nullptr, &resumed);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("training to 1 epochs is finished, nothing to resume"), std::string::npos)
+      << s.message();
+}
+
+// v7.0 reads --patience 0 as "never stop early" (`patience or inf`); it stopped after the first epoch.
+TEST(TrainerTest, PatienceZeroNeverStopsEarly) {
+  testing::ScratchDir dir("stage_patience");
+  TrainOptions o = TinyTrainOptions(dir / "runs", 2);
+  o.patience = 0;
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(o, nullptr, &t).ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_TRUE(t->EndEpoch().ok());
+  EXPECT_FALSE(t->done());
 }
 
 // Reports the set-up progress and the console lines.
