@@ -10,7 +10,9 @@ cv::Size LoadResizeSize(int w0, int h0, int img_size) {
   const double r = static_cast<double>(img_size) / std::max(w0, h0);
   if (r == 1) return {w0, h0};
   // v7.0 truncates: 581 * (640 / 581) is 639.99..., so a 581-wide image becomes 639 wide.
-  return {static_cast<int>(w0 * r), static_cast<int>(h0 * r)};
+  // An image more elongated than img_size:1 would truncate to 0 and make
+  // cv::resize throw (v7.0 fails so too): it keeps a side of 1 pixel.
+  return {std::max(1, static_cast<int>(w0 * r)), std::max(1, static_cast<int>(h0 * r))};
 }
 
 int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size) {
@@ -36,8 +38,9 @@ LetterboxPlan PlanLetterbox(int w, int h, int target_w, int target_h, bool scale
   LetterboxPlan plan;
   plan.ratio = std::min(static_cast<double>(target_h) / h, static_cast<double>(target_w) / w);
   if (!scaleup) plan.ratio = std::min(plan.ratio, 1.0);
-  plan.new_w = static_cast<int>(PyRound(w * plan.ratio));
-  plan.new_h = static_cast<int>(PyRound(h * plan.ratio));
+  // At least 1 pixel, as in LoadResizeSize (3000x2 at 64 would round to 64x0).
+  plan.new_w = std::max(1, static_cast<int>(PyRound(w * plan.ratio)));
+  plan.new_h = std::max(1, static_cast<int>(PyRound(h * plan.ratio)));
   int pad_w = target_w - plan.new_w, pad_h = target_h - plan.new_h;
   if (auto_stride > 0) {  // np.mod: the paddings are >= 0 here, so % agrees
     pad_w %= auto_stride;

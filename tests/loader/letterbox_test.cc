@@ -37,6 +37,13 @@ TEST(LoadResizeSizeTest, ReproducesV7FloatTruncation) {
   EXPECT_EQ(LoadResizeSize(100, 154, 640), cv::Size(415, 639));  // 100 * 640 / 154 = 415.58
 }
 
+// More elongated than img_size:1: v7.0 would resize to a side of 0 and
+// cv::resize throw (it aborted yolo-train and yolo-val); a side of 1 is kept.
+TEST(LoadResizeSizeTest, ExtremeAspectKeepsOnePixel) {
+  EXPECT_EQ(LoadResizeSize(3000, 2, 64), cv::Size(64, 1));
+  EXPECT_EQ(LoadResizeSize(2, 3000, 64), cv::Size(1, 64));
+}
+
 // Pixels outside ResizeSourceRegion, garbled, leave the resized region
 // unchanged: shrinking, enlarging, exact halving (OpenCV's INTER_AREA
 // shortcut) and odd ratios, regions at every edge.
@@ -112,6 +119,16 @@ TEST(PlanLetterboxTest, BankersRoundingOfTheNewSize) {
   // 5 * 0.5 = 2.5 -> 2, 7 * 0.5 = 3.5 -> 4.
   ExpectPlan(PlanLetterbox(4, 5, 2, 10, true), 0.5, 2, 2, 4, 4, 0, 0, 0, 4);
   ExpectPlan(PlanLetterbox(4, 7, 2, 10, true), 0.5, 2, 4, 3, 3, 0, 0, 0, 3);
+}
+
+TEST(PlanLetterboxTest, ExtremeAspectKeepsOnePixel) {
+  // A 1x64 image into a 64-wide, 32-high rect shape: r = 0.5, and 1 * 0.5 rounds to 0.
+  const LetterboxPlan plan = PlanLetterbox(1, 64, 64, 32, true);
+  EXPECT_EQ(plan.new_w, 1);
+  EXPECT_EQ(plan.new_h, 32);
+  cv::Mat src(64, 1, CV_8UC3, cv::Scalar(9, 9, 9)), dst(32, 64, CV_8UC3);
+  ApplyLetterbox(src, plan, &dst);
+  EXPECT_EQ(dst.at<cv::Vec3b>(16, plan.left)[0], 9);
 }
 
 TEST(PlanLetterboxTest, AutoKeepsOnlyThePaddingToTheStride) {
