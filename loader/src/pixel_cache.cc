@@ -226,6 +226,18 @@ Status CheckShard(const std::string& path, int64_t samples, uint64_t bytes, bool
   return reader->ReadStream(all.data(), all.size(), [](size_t, const ffr::Sample&) { return Status::OK(); });
 }
 
+// A folder holding anything but a pixel cache's files is someone else's.
+Status RefuseForeignFolder(ffr::Env* env, const std::string& dir) {
+  if (!env->IsDirectory(dir)) return Status::OK();
+  std::vector<std::string> children;
+  FFR_RETURN_IF_ERROR(env->GetChildren(dir, &children));
+  for (const std::string& name : children)
+    if (name != kLockFile && name != kCacheManifest && name != kStateFile && name != std::string(kCacheManifest) + ".tmp" &&
+        name != std::string(kStateFile) + ".tmp" && !IsShardFile(name))
+      return Status::AlreadyExists(dir + ": holds '" + name + "' and is not a pixel cache; choose another folder");
+  return Status::OK();
+}
+
 class CacheBuilder {
  public:
   CacheBuilder(const Dataset& dataset, const PixelCacheOptions& opt, const std::string& dir, CacheInputs* in,
@@ -265,12 +277,7 @@ void CacheBuilder::Report(bool force) {
 Status CacheBuilder::Inspect(bool* complete, bool* keep_shards) {
   ffr::Env* env = opt_.env;
   *complete = *keep_shards = false;
-  std::vector<std::string> children;
-  FFR_RETURN_IF_ERROR(env->GetChildren(dir_, &children));
-  for (const std::string& name : children)
-    if (name != kLockFile && name != kCacheManifest && name != kStateFile && name != std::string(kCacheManifest) + ".tmp" &&
-        name != std::string(kStateFile) + ".tmp" && !IsShardFile(name))
-      return Status::AlreadyExists(dir_ + ": holds '" + name + "' and is not a pixel cache; choose another folder");
+  FFR_RETURN_IF_ERROR(RefuseForeignFolder(env, dir_));
   const std::string manifest_path = dir_ + "/" + kCacheManifest;
   std::string text;
   if (ffr::ReadFileToString(env, manifest_path, &text).ok()) {
@@ -478,6 +485,8 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
   FFR_RETURN_IF_ERROR(CheckPlace(dataset, dir));
   summary->directory = dir;
   summary->split = in.split;
+  // Checked again under the lock (Inspect): here, so that no LOCK is left in someone else's folder.
+  FFR_RETURN_IF_ERROR(RefuseForeignFolder(opt.env, dir));
   FFR_RETURN_IF_ERROR(opt.env->CreateDirs(dir));
   std::unique_ptr<ffr::FileLock> lock;
   FFR_RETURN_IF_ERROR(opt.env->LockFile(dir + "/" + kLockFile, &lock));

@@ -509,6 +509,7 @@ TEST(PixelCacheTest, ThePlaceMayNotOverlapTheDatasetOrHoldOtherFiles) {
   EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
   EXPECT_NE(s.message().find("notes.txt"), std::string::npos) << s.ToString();
   EXPECT_EQ(testing::ReadFileToString(other + "/notes.txt"), "mine");
+  EXPECT_FALSE(fs::exists(other + "/LOCK"));  // refused before the lock could be left there
 }
 
 TEST(PixelCacheTest, AMissingCacheIsRefusedWithHowToBuildIt) {
