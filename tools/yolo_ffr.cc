@@ -10,6 +10,7 @@
 #include "ffyolo/cli.h"
 #include "ffyolo/flag_checks.h"
 #include "ffyolo/inspect.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/progress.h"
 
@@ -244,8 +245,19 @@ int Main(int argc, char** argv) {
                            std::fputs(ffyolo::FormatRecord(m, index, record).c_str(), stdout);
                            return Status::OK();
                          });
+  if (ffyolo::PathWithin(ffyolo::ResolvedPath(out_dir), ffyolo::ResolvedPath(path)))
+    return Fail(Status::InvalidArgument("-o " + out_dir + " lies inside the dataset " + path +
+                                        ", whose files extracting could overwrite; choose a folder outside it"));
+  std::map<std::string, int64_t> written;  // image path -> the sample extracted there
   return ForEachRecord(path, split, indices, -1,
                        [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
+                         const auto [earlier, fresh] =
+                             written.emplace(ffyolo::ExtractedImagePath(record, out_dir), index);
+                         if (!fresh && earlier->second != index)
+                           return Status::InvalidArgument(
+                               "samples " + std::to_string(earlier->second) + " and " + std::to_string(index) +
+                               " both extract to " + earlier->first + " (their file names share a base name); " +
+                               "extract them to separate folders");
                          std::string image;
                          FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, &image));
                          std::printf("%s\n", image.c_str());

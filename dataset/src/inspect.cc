@@ -587,17 +587,29 @@ std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const Re
   return root.dump(2) + "\n";
 }
 
+namespace {
+
+// The base name only: a record's name must not write outside the folder.
+std::string_view ExtractedName(const RecordView& record) {
+  return record.file_name().substr(record.file_name().rfind('/') + 1);
+}
+
+}  // namespace
+
+std::string ExtractedImagePath(const RecordView& record, const std::string& dir) {
+  return dir + "/" + std::string(ExtractedName(record));
+}
+
 Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
                      std::string* image_path) {
-  // The base name only: a record's name must not write outside `dir`.
-  const std::string_view name = record.file_name().substr(record.file_name().rfind('/') + 1);
+  const std::string_view name = ExtractedName(record);
   if (name.empty() || name == "." || name == "..")
     return Status::Corruption("sample " + std::to_string(index) + ": unusable file name '" +
                               std::string(record.file_name()) + "'");
   const size_t dot = name.rfind('.');
   const std::string stem(name.substr(0, dot == 0 || dot == std::string_view::npos ? name.size() : dot));
   FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(dir));
-  *image_path = dir + "/" + std::string(name);
+  *image_path = ExtractedImagePath(record, dir);
   const std::string_view image(reinterpret_cast<const char*>(record.image_data()), record.image_size());
   FFR_RETURN_IF_ERROR(WriteWholeFile(*image_path, image));
   FFR_RETURN_IF_ERROR(WriteWholeFile(dir + "/" + stem + ".txt", YoloLabelText(record)));

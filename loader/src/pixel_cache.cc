@@ -17,6 +17,7 @@
 #include "ffyolo/disk_space.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
 #include "ffyolo/shard_file.h"
@@ -183,20 +184,11 @@ std::vector<int64_t> PlanShards(const LabelIndex& index, int img_size, uint64_t 
 // The output must be the dataset's cache folder or lie outside the dataset, so
 // that removing what a cache build leaves behind can never touch the dataset.
 Status CheckPlace(const Dataset& dataset, const std::string& dir) {
-  std::error_code ec;
-  const fs::path out = fs::weakly_canonical(fs::absolute(dir), ec);
-  const fs::path data = fs::weakly_canonical(fs::absolute(dataset.path()), ec);
-  if (ec) return Status::IOError(dir + ": " + ec.message());
-  const auto inside = [](const fs::path& child, const fs::path& parent) {
-    auto c = child.begin();
-    for (auto p = parent.begin(); p != parent.end(); ++p, ++c)
-      if (c == child.end() || *c != *p) return false;
-    return true;
-  };
-  if (inside(data, out))
+  const fs::path out = ResolvedPath(dir), data = ResolvedPath(dataset.path());
+  if (PathWithin(data, out))
     return Status::InvalidArgument(dir + ": the pixel cache cannot be the dataset " + dataset.path() +
                                    " or a folder that holds it");
-  if (inside(out, data) && !inside(out, data / "cache"))
+  if (PathWithin(out, data) && !PathWithin(out, data / "cache"))
     return Status::InvalidArgument(dir + ": a pixel cache inside the dataset " + dataset.path() +
                                    " belongs under its cache/ folder");
   return Status::OK();

@@ -26,6 +26,7 @@
 #include "ffyolo/disk_space.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
 #include "ffyolo/shard_file.h"
@@ -575,32 +576,16 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
   return f.Hex();
 }
 
-// Where `path` really is: absolute, `..` and symlinks resolved as far as the
-// path exists, no trailing separator.
-fs::path Resolved(const std::string& path) {
-  std::error_code ec;
-  const fs::path absolute = fs::absolute(path, ec);
-  fs::path resolved = fs::weakly_canonical(absolute, ec);
-  if (ec) resolved = absolute.lexically_normal();
-  if (resolved.filename().empty() && resolved.has_parent_path()) resolved = resolved.parent_path();
-  return resolved;
-}
-
-// Whether `inner` is `outer` or lies below it, comparing whole path components.
-bool IsWithin(const fs::path& inner, const fs::path& outer) {
-  return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
-}
-
 // The output is emptied before packing when forced and written into always, so
 // an output that is, holds or lies inside an input would destroy it: refused
 // whatever `force` says.
 Status CheckOutputApartFromInputs(const PackOptions& opt) {
-  const fs::path output = Resolved(opt.output);
+  const fs::path output = ResolvedPath(opt.output);
   const std::pair<const char*, std::string> inputs[] = {{"source", opt.source}, {"data YAML", opt.scan.data_yaml}};
   for (const auto& [what, path] : inputs) {
     if (path.empty()) continue;
-    const fs::path input = Resolved(path);
-    const bool inside = IsWithin(output, input), holds = IsWithin(input, output);
+    const fs::path input = ResolvedPath(path);
+    const bool inside = PathWithin(output, input), holds = PathWithin(input, output);
     if (!inside && !holds) continue;
     const std::string relation = inside && holds ? " is the " : inside ? " lies inside the " : " contains the ";
     std::string message = "output " + opt.output + relation + what + " " + path;

@@ -102,6 +102,19 @@ expect_error /nope.ffr yolo-ffr cat /nope.ffr 0
 expect_error "$nope" yolo-ffr extract "$ffr" 0 -o "$nope"
 expect_error "$file" yolo-ffr extract "$ffr" 0 -o "$file"
 expect_error "$nope" yolo-ffr show "$ffr" -o "$nope/grid.jpg"
+# Extracting into the dataset could overwrite its files (a sample named PART_00000.ffr did).
+expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$ffr/train2017"
+# Two samples whose names share a base name would overwrite one another.
+nested=$work/nested
+cp -r "$src" "$nested" && rm -rf "$nested/annotations"
+for d in a b; do mkdir -p "$nested/images/train2017/$d" "$nested/labels/train2017/$d"; done
+mv "$nested/images/train2017/000000000001.jpg" "$nested/images/train2017/a/x.jpg"
+mv "$nested/labels/train2017/000000000001.txt" "$nested/labels/train2017/a/x.txt"
+mv "$nested/images/train2017/000000000003.jpg" "$nested/images/train2017/b/x.jpg"
+mv "$nested/labels/train2017/000000000003.txt" "$nested/labels/train2017/b/x.txt"
+run yolo-pack "$nested" -o "$nested.ffr" --layout yolo
+[ "$status" -eq 0 ] || fail "yolo-pack of the nested tree: $err"
+expect_error "both extract to $work/extracted/x.jpg" yolo-ffr extract "$nested.ffr" 2 3 -o "$work/extracted"
 
 expect_error /nope.ffr yolo-bench loader --data /nope.ffr
 for workdir in "$nope" "$file"; do

@@ -117,6 +117,9 @@ std::string YoloLabelText(const RecordView& record);
 // The record's metadata (boxes included, not the image) as JSON.
 std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& record);
 
+// Where ExtractRecord writes the record's image: `dir`/<base name of its file name>.
+std::string ExtractedImagePath(const RecordView& record, const std::string& dir);
+
 // Writes into `dir` the record's image bytes untouched under the base name of
 // its file name, and beside it <stem>.txt (YoloLabelText) and <stem>.json
 // (RecordMetadataJson). *image_path receives the image's path.
