@@ -132,7 +132,7 @@ int Main(int argc, char** argv) {
                    "Measure the decode bound, then the baseline, on spare CPUs while the loader runs (twice), "
                    "instead of after it: each pair then sees the same machine, which a shared host's drift would "
                    "otherwise come between. Needs CPUs for both: workers + 1, then 2 x workers");
-  loader->add_option("--workdir", o.workdir, "Where the baseline writes its files (default: a temporary dir)");
+  loader->add_option("--workdir", o.workdir, "An existing directory outside the dataset in which the baseline writes its files, in a folder of its own that it removes (default: the temporary directory)");
 #if FFYOLO_WITH_TRAINER
   ffyolo::TrainBenchOptions t;
   bool no_amp = false;

@@ -22,6 +22,7 @@
 #include "ffyolo/letterbox.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/mosaic.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/perspective.h"
 #include "ffyolo/planes.h"
 #include "ffyolo/random.h"
@@ -158,14 +159,26 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   std::vector<std::string> records;
   FFR_RETURN_IF_ERROR(ReadAllRecords(dataset, split, &records));
   // One JPEG file per sample, as a COCO tree holds them.
+  // Always a folder of its own, removed afterwards: the user's files in
+  // --workdir (or the dataset's) must never be overwritten or left beside.
   std::error_code ec;
   const fs::path temp = fs::temp_directory_path(ec);
-  const std::string dir =
-      o.workdir.empty() ? (ec ? fs::path("/tmp") : temp).string() + "/yolo-bench-files." + std::to_string(::getpid())
-                        : o.workdir;
-  if (fs::create_directories(dir, ec); ec || !fs::is_directory(dir, ec))
-    return Status::IOError(dir + ": cannot create the baseline's work directory" +
-                           (ec ? ": " + ec.message() : ": it exists and is not a directory"));
+  const std::string parent = o.workdir.empty() ? (ec ? fs::path("/tmp") : temp).string() : o.workdir;
+  if (!fs::is_directory(parent, ec))
+    return Status::IOError(parent + ": cannot hold the baseline's files: not an existing directory");
+  if (PathWithin(ResolvedPath(parent), ResolvedPath(dataset.path())))
+    return Status::InvalidArgument(parent + ": cannot hold the baseline's files: it lies inside the dataset " +
+                                   dataset.path());
+  const std::string dir = parent + "/yolo-bench-files." + std::to_string(::getpid());
+  if (fs::create_directory(dir, ec); ec)
+    return Status::IOError(dir + ": cannot create the baseline's work directory: " + ec.message());
+  struct RemoveOnReturn {
+    std::string dir;
+    ~RemoveOnReturn() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove_on_return{dir};
   std::vector<std::string> files;
   std::vector<std::vector<Box>> labels;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -258,7 +271,6 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   watch.Stop(result);
   result->items = done;
   result->cpu_seconds = std::accumulate(cpu_seconds.begin(), cpu_seconds.end(), 0.0);
-  if (o.workdir.empty()) fs::remove_all(dir, ec);
   if (failed) return Status::IOError(dir + ": cv::imread failed on a baseline file");
   return Status::OK();
 #endif

@@ -127,6 +127,23 @@ for workdir in "$nope" "$file"; do
   fi
   expect_error "$workdir: cannot" yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$workdir"
 done
+# The baseline writes in a folder of its own inside --workdir, removed afterwards:
+# it wrote 0.jpg, 1.jpg, ... into --workdir itself, over the user's files, and left them there.
+if has yolo-bench; then
+  mine=$work/mine
+  mkdir -p "$mine" && echo precious >"$mine/0.jpg"
+  run yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$mine"
+  if [ "$status" -ne 0 ]; then
+    fail "yolo-bench loader --workdir $mine: exit status $status: $err"
+  elif grep -q "^baseline: skipped" <<<"$out"; then
+    echo "skip: yolo-bench --workdir: the small-file baseline is not built here"
+  elif [ "$(cat "$mine/0.jpg")" != precious ] || [ "$(ls -A "$mine")" != 0.jpg ]; then
+    fail "yolo-bench loader --workdir $mine: its files were overwritten or added to: $(ls -A "$mine")"
+  else
+    echo "ok: yolo-bench loader --workdir $mine: the folder is as it was"
+    expect_error "lies inside the dataset" yolo-bench loader --data "$ffr" --img 64 --batch 2 --samples 2 --workdir "$ffr"
+  fi
+fi
 for flag in --workers --batch --img; do
   for value in -1 0; do
     expect_usage_error "$flag" yolo-bench loader --data "$ffr" "$flag" "$value"

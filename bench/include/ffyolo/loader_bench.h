@@ -25,7 +25,7 @@ struct LoaderBenchOptions {
   // BenchLoader only: "ram" or "disk" reads the split's pixel cache (which
   // must be built: BuildPixelCache) through mmap or io_uring instead of decoding.
   std::string cache;
-  std::string workdir;      // where the baseline's small files go ("" = a temporary directory)
+  std::string workdir;      // an existing directory for the baseline's own folder of small files ("" = the temporary directory)
 };
 
 // Items per wall second, and per CPU second of the whole process: on a shared
