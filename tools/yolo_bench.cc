@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "ffyolo/cli.h"
-#include "ffyolo/flag_checks.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/loader_bench.h"
 #include "ffyolo/pixel_cache.h"
 #if FFYOLO_WITH_TRAINER

@@ -9,8 +9,8 @@
 
 #include "ffr/env.h"
 #include "ffyolo/cli.h"
-#include "ffyolo/flag_checks.h"
 #include "ffyolo/detect_run.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/train.h"
 
 namespace {

@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "ffyolo/cli.h"
-#include "ffyolo/flag_checks.h"
 #include "ffyolo/dataset_eval.h"
 #include "ffyolo/device.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/launcher.h"
 #include "ffyolo/numa_binding.h"
 #include "ffyolo/progress.h"

@@ -7,11 +7,12 @@
 
 #include "ffr/env.h"
 #include "ffyolo/cli.h"
-#include "ffyolo/flag_checks.h"
 #include "ffyolo/coco_json.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/dataset_eval.h"
+#include "ffyolo/flag_checks.h"
 #include "ffyolo/model_config.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/train.h"
 #include "ffyolo/val_run.h"
 
@@ -59,6 +60,11 @@ int Main(int argc, char** argv) {
 
   // The output directory first, as val.py does: an unwritable one fails before any work, not after.
   const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
+  if (ffr::Status s = ffyolo::CheckRunApartFromDataset(dir, o.data); !s.ok()) return Fail(s);
+  for (const char* output : {"predictions.json", "stats.json"})
+    if (!predictions.empty() && ffyolo::ResolvedPath(predictions) == ffyolo::ResolvedPath(dir + "/" + output))
+      return Fail(ffr::Status::InvalidArgument("--predictions " + predictions + " is the " + output + " this run " +
+                                               "writes; choose another --project/--name"));
   if (ffr::Status s = ffr::Env::Default()->CreateDirs(dir); !s.ok()) return Fail(s);
   const auto save_stats = [&](const ffyolo::DatasetEvalResult& result) {
     const ffr::Status s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/stats.json", ffyolo::EvalStatsJson(result));

@@ -172,6 +172,14 @@ expect_error /nope/last.pt yolo-train --resume /nope/last.pt
 expect_error "$nope" yolo-train --data "$ffr" --device cpu --project "$nope"
 expect_error "$file" yolo-train --data "$ffr" --device cpu --project "$file"
 
+# Run directories that would write into the dataset, and a run that would overwrite its own input.
+expect_error "overlaps the dataset" yolo-train --data "$ffr" --device cpu --project "$ffr" --name train2017 --exist-ok
+expect_error "overlaps the dataset" yolo-val --data "$ffr" --weights /nope.pt --project "$ffr" --name val2017 --exist-ok
+mkdir -p "$work/runs/ov" && echo '[]' >"$work/runs/ov/stats.json"
+expect_error "is the stats.json this run writes" yolo-val --data "$ffr" --predictions "$work/runs/ov/stats.json" \
+  --project "$work/runs" --name ov --exist-ok
+[ "$(cat "$work/runs/ov/stats.json")" = "[]" ] || fail "yolo-val overwrote its --predictions"
+[ -e "$ffr/train2017/weights" ] && fail "yolo-train wrote into the dataset: $ffr/train2017/weights"
 expect_error /nope.ffr yolo-val --data /nope.ffr --weights /nope.pt --project "$work/runs"
 expect_error /nope.pt yolo-val --data "$ffr" --weights /nope.pt --device cpu --project "$work/runs"
 expect_error /nope.json yolo-val --data "$ffr" --predictions /nope.json

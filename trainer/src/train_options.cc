@@ -6,6 +6,8 @@
 
 #include "ffyolo/train.h"
 
+#include "ffyolo/path_overlap.h"
+
 namespace ffyolo {
 namespace {
 
@@ -83,6 +85,13 @@ std::string IncrementPath(const std::string& path, bool exist_ok) {
     const std::string p = path + std::to_string(n);
     if (!fs::exists(p)) return p;
   }
+}
+
+Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& data) {
+  const fs::path run = ResolvedPath(run_dir), dataset = ResolvedPath(data);
+  if (!PathWithin(run, dataset) && !PathWithin(dataset, run)) return Status::OK();
+  return Status::InvalidArgument("the run directory " + run_dir + " overlaps the dataset " + data +
+                                 ", which the run would write into; choose another --project/--name");
 }
 
 Status FindLastCheckpoint(const std::string& project, std::string* path) {

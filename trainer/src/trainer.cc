@@ -251,6 +251,7 @@ Status Trainer::State::OpenRunDirectory() {
   if (!main_rank) return Status::OK();
   ffr::Env* env = opt.env;
   if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
+  FFR_RETURN_IF_ERROR(CheckRunApartFromDataset(save_dir(), opt.data));
   FFR_RETURN_IF_ERROR(env->CreateDirs(save_dir() + "/weights"));
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, save_dir() + "/hyp.yaml", hyp.ToYaml()));
   return ffr::WriteFileAtomically(env, save_dir() + "/opt.yaml", opt.ToYaml());

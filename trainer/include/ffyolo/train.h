@@ -92,6 +92,10 @@ ffr::Status FindLastCheckpoint(const std::string& project, std::string* path);
 // "runs/train/exp", then exp2, exp3, ... (Ultralytics' increment_path).
 std::string IncrementPath(const std::string& path, bool exist_ok);
 
+// InvalidArgument when the run directory `run_dir` is, holds or lies inside
+// the packed dataset `data`: the run would write its files into the dataset.
+ffr::Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& data);
+
 // Runs a Trainer (trainer.h) through all its stages. Returns Aborted when a
 // stop was requested: last.pt then holds the exact position (after the last
 // optimizer step) and --resume continues from it. `observer` may be null.
