@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <set>
+
 namespace ffyolo {
 
 const SplitInfo* Manifest::FindSplit(const std::string& name) const {
@@ -48,11 +50,36 @@ std::string Manifest::ToYaml() const {
   return std::string(e.c_str()) + "\n";
 }
 
+namespace {
+
+// yaml-cpp keeps every pair of a map with a repeated key, and a lookup finds
+// the first: an edited manifest could hide a split or a shard that way.
+Status NoRepeatedKey(const YAML::Node& map, const std::string& where) {
+  if (!map.IsMap()) return Status::OK();
+  std::set<std::string> keys;
+  for (const auto& kv : map)
+    if (!keys.insert(kv.first.as<std::string>()).second)
+      return Status::Corruption(where + ": key '" + kv.first.as<std::string>() + "' appears twice");
+  return Status::OK();
+}
+
+// Shard and label index names are joined to the split's folder: a path would
+// lead out of the dataset.
+Status PlainFileName(const std::string& name, const std::string& where) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return Status::Corruption(where + ": '" + name + "' is not a plain file name");
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Manifest::FromYaml(const std::string& text, const std::string& where, Manifest* out) {
   try {
     const YAML::Node root = YAML::Load(text);
     if (!root.IsMap() || root["format"].as<std::string>("") != "ffyolo-dataset")
       return Status::Corruption(where + ": not an ffyolo dataset manifest (format: ffyolo-dataset missing)");
+    FFR_RETURN_IF_ERROR(NoRepeatedKey(root, where));
+    FFR_RETURN_IF_ERROR(NoRepeatedKey(root["splits"], where + ": splits"));
     Manifest m;
     m.version = root["version"].as<int>(0);
     if (m.version != kManifestVersion)
@@ -68,6 +95,8 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
     if (m.names.size() != m.category_ids.size())
       return Status::Corruption(where + ": " + std::to_string(m.names.size()) + " names but " +
                                 std::to_string(m.category_ids.size()) + " category ids");
+    if (std::set<int>(m.category_ids.begin(), m.category_ids.end()).size() != m.category_ids.size())
+      return Status::Corruption(where + ": category_ids repeat an id");
     if (const YAML::Node nc = root["nc"]; nc && nc.as<int64_t>() != static_cast<int64_t>(m.names.size()))
       return Status::Corruption(where + ": nc is " + nc.as<std::string>() + " but names lists " +
                                 std::to_string(m.names.size()) + " classes");
@@ -75,6 +104,8 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       SplitInfo s;
       s.name = kv.first.as<std::string>();
       const YAML::Node v = kv.second;
+      const std::string split_where = where + ": split " + s.name;
+      FFR_RETURN_IF_ERROR(NoRepeatedKey(v, split_where));
       s.samples = v["samples"].as<int64_t>();
       s.boxes = v["boxes"].as<int64_t>(0);
       s.crowd_boxes = v["crowd_boxes"].as<int64_t>(0);
@@ -82,8 +113,11 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.skipped = v["skipped"].as<int64_t>(0);
       s.bytes = v["bytes"].as<uint64_t>(0);
       s.label_index = v["label_index"].as<std::string>(kLabelIndexFile);
-      for (const auto& sh : v["shards"])
+      FFR_RETURN_IF_ERROR(PlainFileName(s.label_index, split_where + ": label_index"));
+      for (const auto& sh : v["shards"]) {
         s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0)});
+        FFR_RETURN_IF_ERROR(PlainFileName(s.shards.back().file, split_where + ": shard"));
+      }
       m.splits.push_back(std::move(s));
     }
     if (m.splits.empty()) return Status::Corruption(where + ": the manifest lists no splits");

@@ -264,6 +264,39 @@ TEST(ManifestTest, YamlRoundTrip) {
   EXPECT_NE(bad.message().find("x/dataset.yaml"), std::string::npos);
 }
 
+// Edits that yaml-cpp reads without a word: a repeated key (the later split or
+// shard list was hidden behind the first), a repeated category id, and shard
+// names that lead out of the split's folder.
+TEST(ManifestTest, EditedManifestsAreRefusedSayingWhat) {
+  Manifest m;
+  m.names = {"a", "b"};
+  m.category_ids = {1, 2};
+  SplitInfo train, val;
+  train.name = "train2017";
+  train.samples = val.samples = 1;
+  train.shards = {{"PART_00000.ffr", 1, 10}};
+  val.name = "val2017";
+  val.shards = {{"PART_00000.ffr", 1, 10}};
+  m.splits = {train, val};
+  const std::string good = m.ToYaml();
+  Manifest back;
+  ASSERT_TRUE(Manifest::FromYaml(good, "d/dataset.yaml", &back).ok());
+  const auto refused = [&](const std::string& from, const std::string& to, const std::string& says) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    const Status s = Manifest::FromYaml(text, "d/dataset.yaml", &back);
+    EXPECT_TRUE(s.IsCorruption()) << to << ": " << s.ToString();
+    EXPECT_NE(s.message().find(says), std::string::npos) << s.message();
+  };
+  refused("val2017:", "train2017:", "key 'train2017' appears twice");
+  refused("nc: 2", "names: [x, y]\nnc: 2", "key 'names' appears twice");
+  refused("category_ids: [1, 2]", "category_ids: [1, 1]", "category_ids repeat an id");
+  refused("PART_00000.ffr", "../../x.ffr", "'../../x.ffr' is not a plain file name");
+  refused("PART_00000.ffr", "/etc/passwd", "'/etc/passwd' is not a plain file name");
+}
+
 }  // namespace
 }  // namespace ffyolo
 
