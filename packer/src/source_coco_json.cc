@@ -332,6 +332,20 @@ int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* c
   return first < annotations.size() ? annotations[first].id : -1;
 }
 
+// pycocotools indexes annotations by id: of two with one id it scores the
+// later one twice and never the first, so evaluation could not match it.
+Status CheckAnnotationIds(const std::string& file, const std::vector<CocoAnnotation>& annotations) {
+  std::vector<int64_t> ids;
+  ids.reserve(annotations.size());
+  for (const CocoAnnotation& a : annotations)
+    if (a.id >= 0) ids.push_back(a.id);
+  std::sort(ids.begin(), ids.end());
+  const auto repeated = std::adjacent_find(ids.begin(), ids.end());
+  if (repeated == ids.end()) return Status::OK();
+  return Status::Corruption(file + ": annotation id " + std::to_string(*repeated) +
+                            " appears twice (pycocotools would score only one of them)");
+}
+
 }  // namespace
 
 Status ScanCocoJsonSplit(const std::string& root, const std::string& split, SourceDataset* dataset,
@@ -351,6 +365,7 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   out->name = split;
   out->listing = file;
   out->images.resize(images.size());
+  FFR_RETURN_IF_ERROR(CheckAnnotationIds(file, coco.annotations));
   std::unordered_map<int64_t, size_t> position_of_image;
   for (size_t i = 0; i < images.size(); ++i) {
     if (i > 0 && images[i].id == images[i - 1].id)
@@ -358,6 +373,11 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     position_of_image[images[i].id] = i;
     SourceImage& image = out->images[i];
     image.path = image_dir + "/" + images[i].file_name;
+    // A stranger's JSON must not make the packer read (and store) files outside the image folder.
+    const std::filesystem::path name(images[i].file_name);
+    if (name.is_absolute() || std::find(name.begin(), name.end(), "..") != name.end())
+      image.problem = Status::Corruption(file + ": image id " + std::to_string(images[i].id) + ": file_name '" +
+                                         images[i].file_name + "' leads outside " + image_dir);
     image.info.width = images[i].width;
     image.info.height = images[i].height;
     image.info.image_id = images[i].id;

@@ -424,6 +424,30 @@ TEST_F(CocoJsonTest, DuplicateAnnotationsArePackedAndWarnedAbout) {
   EXPECT_THAT(ds_.warnings[0], HasSubstr("(the first: id 7)"));
 }
 
+// pycocotools keeps one annotation per id, so evaluation could not be COCO's.
+TEST_F(CocoJsonTest, RepeatedAnnotationIdIsRefused) {
+  const Status s = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 40, "height": 40}],
+                       "categories": [{"id": 1, "name": "a"}],
+                       "annotations": [{"id": 5, "image_id": 1, "category_id": 1, "bbox": [1, 2, 10, 10]},
+                                       {"id": 5, "image_id": 1, "category_id": 1, "bbox": [3, 2, 10, 10]}]})");
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("instances_train.json: annotation id 5 appears twice"));
+}
+
+// A stranger's JSON must not make the packer read files outside the image folder.
+TEST_F(CocoJsonTest, FileNameLeadingOutOfTheImageFolderIsAnImageProblem) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "../../../etc/passwd", "width": 4, "height": 4},
+                                  {"id": 2, "file_name": "/etc/passwd", "width": 4, "height": 4},
+                                  {"id": 3, "file_name": "sub/3.jpg", "width": 4, "height": 4}],
+                       "categories": [{"id": 1, "name": "a"}], "annotations": []})")
+                  .ok());
+  const SourceSplit& split = ds_.splits[0];
+  ASSERT_EQ(split.images.size(), 3u);
+  EXPECT_THAT(split.images[0].problem.message(), HasSubstr("image id 1: file_name '../../../etc/passwd' leads outside"));
+  EXPECT_THAT(split.images[1].problem.message(), HasSubstr("image id 2: file_name '/etc/passwd' leads outside"));
+  EXPECT_TRUE(split.images[2].problem.ok()) << split.images[2].problem.ToString();
+}
+
 TEST_F(CocoJsonTest, UnknownCategoryIsAnImageProblem) {
   ASSERT_TRUE(Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 4, "height": 4},
                                   {"id": 2, "file_name": "2.jpg", "width": 4, "height": 4}],
