@@ -34,20 +34,20 @@ declare -A SOURCES=(
   [label_index_fuzz]="dataset/src/label_index.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
-  [image_check_fuzz]="dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
+  [image_check_fuzz]="dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
   [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                    dataset/src/image_check.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+                    dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                   dataset/src/image_check.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+                   dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/module_shapes.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
   [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
                      -DCHECKPOINT_FUZZ_MODEL=\"$ROOT/tests/fuzz/checkpoint_model.yaml\""
-  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/record.cc reader/src/status.cc"
+  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
 )
 # The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
 DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
