@@ -11,6 +11,10 @@
 #include <sstream>
 #include <vector>
 
+#ifdef FFYOLO_HAVE_IMGCODECS
+#include <opencv2/imgcodecs.hpp>
+#endif
+
 namespace ffyolo {
 
 namespace {
@@ -79,11 +83,101 @@ Status CheckPngChunks(std::string_view bytes, const std::string& where, bool dec
   return result;
 }
 
-// Formats the loader hands to OpenCV: recognised by their first bytes, sizes from the source.
-bool IsOtherImageFormat(std::string_view b) {
-  return b.substr(0, 2) == "BM" || (b.size() >= 12 && b.substr(0, 4) == "RIFF" && b.substr(8, 4) == "WEBP") ||
-         b.substr(0, 4) == std::string_view("II*\0", 4) || b.substr(0, 4) == std::string_view("MM\0*", 4) ||
-         b.substr(0, 2) == "PF" || b.substr(0, 2) == "Pf";
+uint32_t LittleEndian32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
+}
+
+uint32_t LittleEndian16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return uint32_t{u[0]} | (uint32_t{u[1]} << 8);
+}
+
+// Formats the loader hands to OpenCV, recognised by their first bytes: their
+// name, or nullptr.
+const char* OtherImageFormat(std::string_view b) {
+  if (b.substr(0, 2) == "BM") return "BMP";
+  if (b.size() >= 12 && b.substr(0, 4) == "RIFF" && b.substr(8, 4) == "WEBP") return "WebP";
+  if (b.substr(0, 4) == std::string_view("II*\0", 4) || b.substr(0, 4) == std::string_view("MM\0*", 4)) return "TIFF";
+  if (b.substr(0, 2) == "PF" || b.substr(0, 2) == "Pf") return "PFM";
+  return nullptr;
+}
+
+// The size its header gives, 0x0 when the header is unreadable. TIFF: the
+// first image's ImageWidth and ImageLength tags.
+void OtherImageSize(std::string_view b, const std::string& format, uint64_t* width, uint64_t* height) {
+  *width = *height = 0;
+  if (format == "BMP" && b.size() >= 26) {
+    const uint32_t dib = LittleEndian32(b.data() + 14);
+    if (dib == 12) {  // BITMAPCOREHEADER: 16-bit sizes
+      *width = LittleEndian16(b.data() + 18), *height = LittleEndian16(b.data() + 20);
+    } else if (dib >= 40) {  // a negative height is a top-down image
+      const auto w = static_cast<int32_t>(LittleEndian32(b.data() + 18));
+      const auto h = static_cast<int32_t>(LittleEndian32(b.data() + 22));
+      if (w > 0 && h != 0 && h != INT32_MIN) *width = w, *height = h < 0 ? -int64_t{h} : h;
+    }
+  } else if (format == "WebP" && b.size() >= 30) {
+    const std::string_view chunk = b.substr(12, 4);
+    if (chunk == "VP8 " && b.substr(23, 3) == "\x9D\x01\x2A") {
+      *width = LittleEndian16(b.data() + 26) & 0x3FFF, *height = LittleEndian16(b.data() + 28) & 0x3FFF;
+    } else if (chunk == "VP8L" && static_cast<unsigned char>(b[20]) == 0x2F) {
+      const uint32_t bits = LittleEndian32(b.data() + 21);
+      *width = (bits & 0x3FFF) + 1, *height = ((bits >> 14) & 0x3FFF) + 1;
+    } else if (chunk == "VP8X") {
+      *width = (LittleEndian32(b.data() + 24) & 0xFFFFFF) + 1, *height = (LittleEndian32(b.data() + 27) & 0xFFFFFF) + 1;
+    }
+  } else if (format == "TIFF" && b.size() >= 8) {
+    const bool little = b[0] == 'I';
+    const auto u16 = [&](size_t at) { return little ? LittleEndian16(b.data() + at) : BigEndian32(b.data() + at) >> 16; };
+    const auto u32 = [&](size_t at) { return little ? LittleEndian32(b.data() + at) : BigEndian32(b.data() + at); };
+    const uint64_t ifd = u32(4);
+    if (ifd + 2 > b.size()) return;
+    const uint64_t entries = u16(ifd);
+    for (uint64_t e = 0; e < entries && ifd + 2 + 12 * (e + 1) <= b.size(); ++e) {
+      const size_t at = ifd + 2 + 12 * e;
+      const uint32_t tag = u16(at), type = u16(at + 2);
+      if ((tag != 256 && tag != 257) || (type != 3 && type != 4)) continue;  // SHORT or LONG
+      (tag == 256 ? *width : *height) = type == 3 ? u16(at + 8) : u32(at + 8);
+    }
+  } else if (format == "PFM") {  // "PF\n<width> <height>\n<scale>\n"
+    std::istringstream header(std::string(b.substr(2, 64)));
+    int64_t w = 0, h = 0;
+    if (header >> w >> h && w > 0 && h > 0) *width = w, *height = h;
+  }
+}
+
+// BMP, WebP, TIFF and PFM: the size from the header and, with `full_decode`,
+// a whole decode by OpenCV (which the loader decodes them with).
+Status InspectOther(std::string_view bytes, const char* format, const std::string& where, bool full_decode,
+                    ImageFacts* out) {
+  uint64_t width = 0, height = 0;
+  OtherImageSize(bytes, format, &width, &height);
+  if (width == 0 || height == 0 || width > INT32_MAX || height > INT32_MAX)
+    return Status::Corruption(where + ": unreadable " + format + " header: no image size");
+  out->encoding = ImageEncoding::kOther;
+  out->width = static_cast<uint32_t>(width);
+  out->height = static_cast<uint32_t>(height);
+  out->components = std::string_view(format) == "PFM" && bytes[1] == 'f' ? 1 : 3;
+  if (!full_decode) return Status::OK();
+  FFR_RETURN_IF_ERROR(CheckPixelLimit(format, width, height, where));
+#ifdef FFYOLO_HAVE_IMGCODECS
+  cv::Mat decoded;
+  try {
+    decoded = cv::imdecode(cv::Mat(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data())),
+                           cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception& e) {
+    return Status::Corruption(where + ": " + format + " image does not decode: " + e.what());
+  }
+  if (decoded.empty()) return Status::Corruption(where + ": " + format + " image does not decode");
+  if (decoded.cols != static_cast<int>(width) || decoded.rows != static_cast<int>(height))
+    return Status::Corruption(where + ": " + format + " image decodes to " + std::to_string(decoded.cols) + "x" +
+                              std::to_string(decoded.rows) + " but its header says " + std::to_string(width) + "x" +
+                              std::to_string(height));
+  out->components = decoded.channels();
+  return Status::OK();
+#else
+  return Status::NotSupported(where + ": cannot decode " + format + " images: this build lacks OpenCV imgcodecs");
+#endif
 }
 
 Status InspectPng(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out) {
@@ -141,7 +235,7 @@ Status ImageInspector::Inspect(std::string_view bytes, const std::string& where,
   if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xFF\xD8\xFF") return InspectJpeg(bytes, where, full_decode, out);
   if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
     return InspectPng(bytes, where, full_decode, out);
-  if (IsOtherImageFormat(bytes)) return Status::OK();
+  if (const char* format = OtherImageFormat(bytes)) return InspectOther(bytes, format, where, full_decode, out);
   std::string start;
   for (const char c : bytes.substr(0, 8)) start += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
   return Status::Corruption(where + ": not an image: neither JPEG, PNG, BMP, WebP, TIFF nor PFM (it starts with \"" +

@@ -21,12 +21,13 @@ namespace ffyolo {
 
 struct ImageFacts {
   ImageEncoding encoding = ImageEncoding::kOther;
-  uint32_t width = 0, height = 0;  // 0 for kOther: unknown
-  int components = 0;              // colour channels; 0 for kOther
+  uint32_t width = 0, height = 0;
+  int components = 0;              // colour channels (kOther: 3 or 1 unless decoded)
   int jpeg_subsampling = -1;       // TJSAMP_*, -1 when not JPEG
 };
 
-// Reads image headers with TurboJPEG and, on request, decodes JPEGs fully.
+// Reads image headers and, on request, decodes images fully (JPEG with
+// TurboJPEG, PNG's data with zlib, other formats with OpenCV imgcodecs).
 // Owns a TurboJPEG handle and a pixel buffer: use one per thread.
 class ImageInspector {
  public:
@@ -42,8 +43,9 @@ class ImageInspector {
   // PNG (by its signature): the size from IHDR; the IEND chunk must end the
   // data and every chunk match its CRC; with `full_decode` the image data
   // must inflate whole to the size IHDR gives. BMP, WebP, TIFF and PFM (by
-  // their first bytes) are kOther with an unknown size; anything else is not
-  // an image.
+  // their first bytes) are kOther, with the size their header gives; with
+  // `full_decode` OpenCV decodes them to that size (NotSupported in a build
+  // without imgcodecs). Anything else is not an image.
   // `where` names the image in messages.
   Status Inspect(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out);
 
