@@ -88,6 +88,11 @@ uint32_t LittleEndian32(const char* p) {
   return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
 }
 
+uint32_t BigEndian16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 8) | u[1];
+}
+
 uint32_t LittleEndian16(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return uint32_t{u[0]} | (uint32_t{u[1]} << 8);
@@ -123,12 +128,12 @@ void OtherImageSize(std::string_view b, const std::string& format, uint64_t* wid
     } else if (chunk == "VP8L" && static_cast<unsigned char>(b[20]) == 0x2F) {
       const uint32_t bits = LittleEndian32(b.data() + 21);
       *width = (bits & 0x3FFF) + 1, *height = ((bits >> 14) & 0x3FFF) + 1;
-    } else if (chunk == "VP8X") {
+    } else if (chunk == "VP8X" && b.size() >= 31) {
       *width = (LittleEndian32(b.data() + 24) & 0xFFFFFF) + 1, *height = (LittleEndian32(b.data() + 27) & 0xFFFFFF) + 1;
     }
   } else if (format == "TIFF" && b.size() >= 8) {
     const bool little = b[0] == 'I';
-    const auto u16 = [&](size_t at) { return little ? LittleEndian16(b.data() + at) : BigEndian32(b.data() + at) >> 16; };
+    const auto u16 = [&](size_t at) { return little ? LittleEndian16(b.data() + at) : BigEndian16(b.data() + at); };
     const auto u32 = [&](size_t at) { return little ? LittleEndian32(b.data() + at) : BigEndian32(b.data() + at); };
     const uint64_t ifd = u32(4);
     if (ifd + 2 > b.size()) return;

@@ -135,6 +135,22 @@ TEST(ImageInspectorTest, TextStartingLikeABmpIsNotAnImage) {
   EXPECT_THAT(s.message(), HasSubstr("x.jpg: unreadable BMP header"));
 }
 
+// Found by image_check_fuzz (heap reads past the end, tests/fuzz/corpus/image_check_fuzz/crash-*):
+// a big-endian TIFF whose first IFD is its last 2 bytes, and a VP8X WebP of 30 bytes.
+TEST(ImageInspectorTest, OtherHeadersCutShortAreUnreadable) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  const std::string tiff("MM\0*\0\0\0\x08\0\0", 10);
+  Status s = inspector.Inspect(tiff, "cut.tiff", false, &facts);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("cut.tiff: unreadable TIFF header"));
+  std::string webp("RIFF\x3c\0\0\0WEBPVP8X", 16);
+  webp.resize(30, 'X');
+  s = inspector.Inspect(webp, "cut.webp", false, &facts);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("cut.webp: unreadable WebP header"));
+}
+
 #ifdef FFYOLO_HAVE_IMGCODECS
 // BMP, WebP (lossless and lossy) and TIFF as OpenCV writes them: the header
 // gives the size (YOLO sources have no other), and --check decodes them.
