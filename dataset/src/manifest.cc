@@ -55,7 +55,7 @@ namespace {
 // yaml-cpp keeps every pair of a map with a repeated key, and a lookup finds
 // the first: an edited manifest could hide a split or a shard that way.
 Status NoRepeatedKey(const YAML::Node& map, const std::string& where) {
-  if (!map.IsMap()) return Status::OK();
+  if (!map || !map.IsMap()) return Status::OK();
   std::set<std::string> keys;
   for (const auto& kv : map)
     if (!keys.insert(kv.first.as<std::string>()).second)
