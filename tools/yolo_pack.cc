@@ -22,16 +22,20 @@ int Main(int argc, char** argv) {
   app.add_option("--layout", layout, "Source layout")->check(CLI::IsMember({"auto", "coco", "yolo"}));
   app.add_option("--data", opt.scan.data_yaml, "Ultralytics data YAML with class names (YOLO layout)");
   app.add_option("--splits", opt.scan.splits, "Only these splits (default: all)")->delimiter(',');
-  app.add_option("--shard-size", shard_size, "Target shard size (e.g. 256M, 1G)");
+  CLI::Option* shard_size_opt = app.add_option("--shard-size", shard_size, "Target shard size (e.g. 256M, 1G)");
   app.add_option("--shards", opt.shards, "Number of shards per split (instead of --shard-size)")
-      ->check(ffyolo::kNonNegative);
+      ->check(ffyolo::kNonNegative)
+      ->excludes(shard_size_opt);
   app.add_option("--workers", opt.threads, "Reader/validator threads (default: all usable CPUs)")
       ->check(ffyolo::kNonNegative);
   app.add_flag("--check", opt.full_decode, "Decode every JPEG and PNG fully (slower, catches corrupt data)");
   app.add_flag("--skip-bad", opt.skip_bad, "Report and skip bad images instead of stopping at the first");
-  app.add_option("--max-size", opt.max_size, "Re-encode JPEGs whose longest side exceeds this many pixels")
-      ->check(ffyolo::kNonNegative);
-  app.add_option("--quality", opt.quality, "JPEG quality for --max-size")->check(CLI::Range(1, 100));
+  CLI::Option* max_size = app.add_option("--max-size", opt.max_size,
+                                         "Re-encode JPEGs whose longest side exceeds this many pixels")
+                              ->check(ffyolo::kNonNegative);
+  app.add_option("--quality", opt.quality, "JPEG quality for --max-size")
+      ->check(ffyolo::NumberIn(1, 100, "must be from 1 to 100"))
+      ->needs(max_size);
   app.add_option("--align", opt.align,
                  "Start every sample at a multiple of this many bytes: 0 (default) packs them back to back, "
                  "FFRecord's own layout; else a power of two from 512 to 1048576. Use 4096 for datasets read with "

@@ -53,8 +53,11 @@ int Main(int argc, char** argv) {
 
   if (!size.empty()) {
     char x = 0, rest = 0;
-    if (std::sscanf(size.c_str(), "%d%c%d%c", &options.width, &x, &options.height, &rest) != 3 || x != 'x') {
-      std::fprintf(stderr, "yolo-synth: --size must look like 640x480, got '%s'\n", size.c_str());
+    // 0x0 would mean "random sizes" to the generator: not what --size asks for.
+    if (std::sscanf(size.c_str(), "%d%c%d%c", &options.width, &x, &options.height, &rest) != 3 || x != 'x' ||
+        options.width <= 0 || options.height <= 0) {
+      std::fprintf(stderr, "yolo-synth: --size must look like 640x480 (both sides at least 1), got '%s'\n",
+                   size.c_str());
       return 2;
     }
   }

@@ -154,12 +154,22 @@ Status ReadDataYaml(const std::string& path, std::vector<std::string>* names, st
   category_ids->clear();
   try {
     const YAML::Node root = YAML::LoadFile(path);
+    if (!root.IsMap()) return Status::InvalidArgument(path + ": not a data YAML (a map with `names` or `nc`)");
     const YAML::Node names_node = root["names"];
-    if (names_node.IsSequence()) {
-      for (const YAML::Node& name : names_node) names->push_back(name.as<std::string>());
+    // A null entry would read as a class named "null".
+    const auto name_of = [&](const YAML::Node& name, const std::string& key) -> std::string {
+      if (!name.IsScalar()) throw YAML::Exception(name.Mark(), "`names` entry " + key + " is not a name");
+      return name.as<std::string>();
+    };
+    if (!names_node && root["nc"]) {  // v7.0's check_dataset names them class0, class1, ...
+      const size_t nc = root["nc"].as<size_t>();
+      for (size_t k = 0; k < nc && k <= 65536; ++k) names->push_back("class" + std::to_string(k));
+    } else if (names_node.IsSequence()) {
+      for (size_t k = 0; k < names_node.size(); ++k) names->push_back(name_of(names_node[k], std::to_string(k)));
     } else if (names_node.IsMap()) {
       std::vector<std::pair<int, std::string>> entries;
-      for (const auto& entry : names_node) entries.emplace_back(entry.first.as<int>(), entry.second.as<std::string>());
+      for (const auto& entry : names_node)
+        entries.emplace_back(entry.first.as<int>(), name_of(entry.second, entry.first.as<std::string>()));
       std::sort(entries.begin(), entries.end());
       for (size_t k = 0; k < entries.size(); ++k) {
         if (entries[k].first != static_cast<int>(k))

@@ -657,6 +657,32 @@ TEST_F(YoloTxtTest, BadYamlIsAnError) {
   EXPECT_THAT(s.message(), HasSubstr(dir_ / "data.yaml" + ": nc is 3 but `names` has 2 entries"));
 }
 
+// v7.0's check_dataset names the classes of a YAML with only `nc`: class0, class1, ...
+TEST_F(YoloTxtTest, YamlWithNcOnlyNamesTheClassesAsV7Does) {
+  WriteFile(dir_ / "data.yaml", "nc: 2\n");
+  AddImage("a.jpg");
+  AddLabel("a", "1 0.5 0.5 0.1 0.1\n");
+  const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(ds_.class_names, ElementsAre("class0", "class1"));
+}
+
+// A null entry read as a class named "null"; an empty file as an obscure yaml-cpp error.
+TEST_F(YoloTxtTest, YamlWithoutUsableNamesSaysWhy) {
+  AddImage("a.jpg");
+  AddLabel("a", "");
+  for (const auto& [yaml, says] : std::vector<std::pair<std::string, std::string>>{
+           {"names: [a, ~]\n", "`names` entry 1 is not a name"},
+           {"names: {0: a, 1: [b]}\n", "`names` entry 1 is not a name"},
+           {"", "not a data YAML (a map with `names` or `nc`)"}}) {
+    WriteFile(dir_ / "data.yaml", yaml);
+    const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+    EXPECT_FALSE(s.ok()) << yaml;
+    EXPECT_THAT(s.message(), HasSubstr(says)) << yaml;
+    EXPECT_THAT(s.message(), HasSubstr("data.yaml")) << yaml;
+  }
+}
+
 TEST_F(YoloTxtTest, LabelWithoutImageIsAnOrphan) {
   AddImage("a.jpg");
   AddLabel("a", "0 0.5 0.5 0.1 0.1\n");

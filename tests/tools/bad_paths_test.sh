@@ -153,6 +153,10 @@ expect_usage_error --samples yolo-bench loader --data "$ffr" --samples -1
 # Values out of range, refused saying what the flag needs.
 expect_usage_error "'0' must be at least 1" yolo-synth -o "$work/s0" --train 0
 expect_usage_error "'-1' must be 0 or more" yolo-pack "$src" -o "$work/out.ffr" --shards -1
+# Flags that contradict or do nothing: refused rather than ignored.
+expect_usage_error "excludes --shards" yolo-pack "$src" -o "$work/out.ffr" --shards 3 --shard-size 1M
+expect_usage_error "requires --max-size" yolo-pack "$src" -o "$work/out.ffr" --quality 50
+expect_usage_error "both sides at least 1" yolo-synth -o "$work/s0" --size 0x0
 for flag in --conf-thres --iou-thres; do
   for value in -0.5 2; do
     expect_usage_error "'$value' must be between 0 and 1" yolo-val --data "$ffr" --weights /nope.pt "$flag" "$value"
