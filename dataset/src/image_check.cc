@@ -32,6 +32,31 @@ bool EndsWithin(std::string_view bytes, std::string_view marker) {
   return bytes.find(marker, start) != std::string_view::npos;
 }
 
+uint32_t BigEndian16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 8) | u[1];
+}
+
+// Whether an end-of-image marker follows the first scan, wherever it is: some
+// files carry more than a few bytes after it (Ultralytics restores them). The
+// header segments are skipped by their lengths, since an EXIF thumbnail holds
+// an end marker of its own; entropy-coded data cannot hold one.
+bool JpegEndsAfterItsScans(std::string_view b) {
+  size_t at = 2;  // past SOI
+  while (at + 4 <= b.size() && b[at] == '\xFF') {
+    const auto marker = static_cast<unsigned char>(b[at + 1]);
+    if (marker == 0xDA) return b.find("\xFF\xD9", at) != std::string_view::npos;  // start of scan
+    if (marker == 0xFF) {  // fill byte
+      ++at;
+    } else if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) {  // no length
+      at += 2;
+    } else {
+      at += 2 + BigEndian16(b.data() + at + 2);
+    }
+  }
+  return false;
+}
+
 uint32_t BigEndian32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
@@ -86,11 +111,6 @@ Status CheckPngChunks(std::string_view bytes, const std::string& where, bool dec
 uint32_t LittleEndian32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
   return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
-}
-
-uint32_t BigEndian16(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return (uint32_t{u[0]} << 8) | u[1];
 }
 
 uint32_t LittleEndian16(const char* p) {
@@ -251,7 +271,8 @@ Status ImageInspector::InspectJpeg(std::string_view bytes, const std::string& wh
                                    ImageFacts* out) {
   JpegHeader header;
   FFR_RETURN_IF_ERROR(ReadJpegHeader(&handle_, bytes, where, &header));
-  if (!EndsWithin(bytes, "\xFF\xD9")) return Status::Corruption(where + ": truncated JPEG (no end-of-image marker)");
+  if (!EndsWithin(bytes, "\xFF\xD9") && !JpegEndsAfterItsScans(bytes))
+    return Status::Corruption(where + ": truncated JPEG (no end-of-image marker)");
   const bool cmyk = header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK;
   out->encoding = ImageEncoding::kJpeg;
   out->width = static_cast<uint32_t>(header.width);

@@ -93,6 +93,19 @@ TEST(ImageInspectorTest, CorruptJpegBodyDetectedOnlyByFullDecode) {
   EXPECT_TRUE(inspector.Inspect(whole, "whole.jpg", true, &facts).ok());
 }
 
+// Ultralytics restores a JPEG with bytes after its end marker; it was refused as truncated.
+TEST(ImageInspectorTest, JpegWithBytesAfterItsEndIsWhole) {
+  const std::string jpeg = MakeJpeg(64, 48, 3);
+  ImageInspector inspector;
+  ImageFacts facts;
+  const Status s = inspector.Inspect(jpeg + std::string(200, '\0'), "padded.jpg", /*full_decode=*/true, &facts);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  // Cut inside its scan, with the same 200 bytes after: still truncated.
+  const Status cut = inspector.Inspect(jpeg.substr(0, jpeg.size() - 300) + std::string(200, '\0'), "cut.jpg", false, &facts);
+  EXPECT_TRUE(cut.IsCorruption()) << cut.ToString();
+  EXPECT_THAT(cut.message(), HasSubstr("cut.jpg: truncated JPEG"));
+}
+
 TEST(ImageInspectorTest, UnreadableJpegHeaderFails) {
   ImageInspector inspector;
   ImageFacts facts;

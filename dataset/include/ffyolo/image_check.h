@@ -37,8 +37,8 @@ class ImageInspector {
   ImageInspector& operator=(const ImageInspector&) = delete;
 
   // JPEG (by its SOI marker): the size from the header, and an end-of-image
-  // marker must end the data (up to a few bytes of padding), else "truncated
-  // JPEG". With `full_decode` the image is decoded too, and both decoder
+  // marker must follow the scans (bytes after it are left alone), else
+  // "truncated JPEG". With `full_decode` the image is decoded too, and both decoder
   // errors and decoder warnings (corrupt data libjpeg would paper over) fail.
   // PNG (by its signature): the size from IHDR; the IEND chunk must end the
   // data and every chunk match its CRC; with `full_decode` the image data
