@@ -296,6 +296,9 @@ Status Trainer::State::BuildModels() {
   } else if (!resuming) {
     FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), where, &model_yaml));
   }
+  ModelConfig own;  // the YAML's own nc, which the dataset's replaces
+  FFR_RETURN_IF_ERROR(ParseModelConfig(model_yaml, where, /*nc=*/0, &own));
+  if (own.nc != nc) Info("Overriding model.yaml nc=" + std::to_string(own.nc) + " with nc=" + std::to_string(nc));
   std::shared_ptr<YoloModel> ema_model;
   FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, where, nc, &model));
   FFR_RETURN_IF_ERROR(BuildModelFromString(model_yaml, where, nc, &ema_model));

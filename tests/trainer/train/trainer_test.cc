@@ -287,6 +287,16 @@ class CacheRecorder : public LossRecorder {
   void OnMessage(TrainMessage, const std::string& text) override { lines.push_back(text); }
 };
 
+// v7.0's DetectionModel says so when the dataset's class count replaces the YAML's.
+TEST(TrainerTest, TheModelYamlsNcOverriddenByTheDatasetsIsSaid) {
+  testing::ScratchDir dir("stage_nc");
+  CacheRecorder recorder;
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "runs", 1), &recorder, &t).ok());
+  const auto said = std::find(recorder.lines.begin(), recorder.lines.end(), "Overriding model.yaml nc=80 with nc=3");
+  EXPECT_NE(said, recorder.lines.end());
+}
+
 TEST(TrainerTest, CacheRamBuildsTheTrainAndValCachesOnceAndTrainsFromThem) {
   testing::ScratchDir dir("stage_cache");
   const std::string data = dir / "data.ffr";
