@@ -109,6 +109,10 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   info->opt_yaml = ReadString(archive_, "opt");
   info->hyp_yaml = ReadString(archive_, "hyp");
   info->date = ReadString(archive_, "date");
+  if (torch::Tensor loss; archive_.try_read("epoch_loss", loss)) {
+    loss = loss.to(torch::kDouble).contiguous();
+    info->epoch_loss.assign(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel());
+  }
   torch::Tensor maps;
   if (archive_.try_read("maps", maps)) {
     maps = maps.to(torch::kDouble).contiguous();
@@ -210,6 +214,7 @@ ffr::Status SaveCheckpoint(const std::string& path, const CheckpointInfo& info, 
     archive.write("hyp", c10::IValue(info.hyp_yaml));
     archive.write("date", c10::IValue(info.date));
     if (!info.maps.empty()) archive.write("maps", torch::tensor(info.maps, torch::kDouble));
+    if (!info.epoch_loss.empty()) archive.write("epoch_loss", torch::tensor(info.epoch_loss, torch::kDouble));
     archive.write("torch_version", c10::IValue(std::string(compat::TorchVersion())));
     WriteModel(&archive, "model.", model);
     if (ema) WriteModel(&archive, "ema.", *ema);

@@ -510,6 +510,10 @@ Status Trainer::State::SaveCheckpoint(const std::string& path, int64_t epoch, in
   info.scale_growth_tracker = scaler->enabled() ? scaler->growth_tracker() : 0;
   info.date = Now();
   if (opt.image_weights) info.maps = maps;
+  if (next_batch > 0) {
+    const torch::Tensor loss = epoch_loss.to(torch::kCPU, torch::kDouble).contiguous();
+    info.epoch_loss.assign(loss.data_ptr<double>(), loss.data_ptr<double>() + loss.numel());
+  }
   return ffyolo::SaveCheckpoint(path, info, *model, &ema->model(), optimizer.get(), opt.env);
 }
 
@@ -521,7 +525,13 @@ Status Trainer::State::RunEpoch() {
   if (opt.image_weights)
     FFR_RETURN_IF_ERROR(loader->SetSampleWeights(ImageWeights(label_classes, class_weights, maps)));
   FFR_RETURN_IF_ERROR(transfer->Start(epoch, i0));
+  // The running mean counts from batch 0, resumed from the checkpoint's when it stopped inside this epoch.
+  int64_t loss_from = 0;
   epoch_loss = torch::zeros({3}, torch::TensorOptions().device(device));
+  if (i0 > 0 && epoch == resumed.epoch + 1 && i0 == resumed.next_batch && resumed.epoch_loss.size() == 3)
+    epoch_loss = torch::tensor(resumed.epoch_loss, torch::kDouble).to(device, torch::kFloat);
+  else
+    loss_from = i0;  // a checkpoint without it: the mean of the batches this run trains
   optimizer->zero_grad();
   report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
   const TrainStepParts step_parts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(),
@@ -554,7 +564,7 @@ Status Trainer::State::RunEpoch() {
     const bool update = ni - position.last_opt_step >= step.accumulate;
     const LossOutput loss = TrainStep(step_parts, images, batch.targets, update);
     if (update) position.last_opt_step = ni;
-    epoch_loss = (epoch_loss * (i - i0) + loss.items) / (i - i0 + 1);
+    epoch_loss = (epoch_loss * (i - loss_from) + loss.items) / (i - loss_from + 1);
     position.next_batch = i + 1;
     // The loss values cross to the host (a wait for the GPU) only every few batches on CUDA: enough for the
     // progress line, which redraws ten times a second at most.

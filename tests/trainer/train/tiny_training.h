@@ -25,10 +25,12 @@ std::pair<int, int> TrainBatchGridSize(const std::string& save_dir);
 class LossRecorder : public TrainObserver {
  public:
   std::vector<std::vector<double>> items;
+  std::vector<std::vector<double>> means;  // the epoch's running mean after each batch
   std::function<void(int64_t epoch, int64_t batch)> on_batch;
 
   void OnTrainBatchEnd(const TrainBatchEnd& b) override {
     items.push_back({b.items[0], b.items[1], b.items[2]});
+    means.push_back({b.mean_items[0], b.mean_items[1], b.mean_items[2]});
     if (on_batch) on_batch(b.epoch, b.batch);
   }
 };

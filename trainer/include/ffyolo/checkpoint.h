@@ -38,6 +38,9 @@ struct CheckpointInfo {
   std::string date;
   // --image-weights: the per-class mAP50-95 the next epoch's image weights use (empty without).
   std::vector<double> maps;
+  // next_batch > 0: the mean loss items (box, obj, cls) of the epoch's batches before it, so that the
+  // epoch's mean in results.csv is the uninterrupted run's (empty otherwise, and in older checkpoints).
+  std::vector<double> epoch_loss;
 };
 
 // Writes `path` atomically through `env`. `ema` and `optimizer` may be null (stripped weights).
