@@ -19,7 +19,7 @@ CXX=${FUZZ_CXX:-clang++}
 BUILD=$ROOT/${BUILD_DIR:-build}
 mkdir -p "$OUT"
 
-# checkpoint_fuzz: checkpoint.cc and zip_integrity.cc instrumented; the model, optimizer and the rest
+# checkpoint_fuzz: checkpoint.cc, torchscript_check.cc and zip_integrity.cc instrumented; the model, optimizer and the rest
 # from the g++-built libraries of $BUILD (same LibTorch defines, so that both see the same classes).
 TORCH_FLAGS="-isystem /usr/include/torch/csrc/api/include -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=1 -DUSE_C10D_GLOO
              -DUSE_DISTRIBUTED -DUSE_RPC -DUSE_TENSORPIPE -DGLOG_CUSTOM_PREFIX_SUPPORT -DGFLAGS_IS_A_DLL=0"
@@ -45,7 +45,7 @@ declare -A SOURCES=(
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/module_shapes.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
-  [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
+  [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/torchscript_check.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
                      -DCHECKPOINT_FUZZ_MODEL=\"$ROOT/tests/fuzz/checkpoint_model.yaml\""
   [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
 )

@@ -4,11 +4,13 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include <cctype>
 #include <unordered_map>
 
 #include "ffr/env.h"
 #include "ffyolo/exception_status.h"
 #include "ffyolo/torch_compat.h"
+#include "torchscript_check.h"
 #include "zip_integrity.h"
 
 namespace ffyolo {
@@ -84,7 +86,21 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   std::string bytes;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &bytes));
   // LibTorch's reader does not check the CRCs its writer records: damaged bytes would load as weights.
-  const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path);
+  // Its TorchScript compiler must see no code but attribute declarations (torchscript_check.h).
+  ZipEntryCheck code_only_declares;
+  code_only_declares.wants = [](const std::string& name) {
+    return name.find("/code/") != std::string::npos && name.size() > 3 && name.rfind(".py") == name.size() - 3;
+  };
+  code_only_declares.check = [&](const std::string& name, std::string_view code) {
+    std::string_view bad_line;
+    if (IsAttributeOnlyCode(code, &bad_line)) return ffr::Status::OK();
+    std::string shown;
+    for (const char c : bad_line.substr(0, 60)) shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+    return ffr::Status::Corruption(path + ": '" + name + "' is TorchScript code an ffyolo checkpoint does not hold (\"" +
+                                   shown + "\")");
+  };
+  const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path,
+                                              &code_only_declares);
   if (!whole.ok()) return ffr::Status::Corruption(whole.message() + ": not a whole checkpoint");
   try {
     archive_.load_from(bytes.data(), bytes.size());

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "ffr/format.h"
@@ -35,8 +36,9 @@ class Bytes {
   size_t size_;
 };
 
-// CRC-32 of a raw deflate stream's output; false when it does not inflate to `size` bytes.
-bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* crc) {
+// CRC-32 of a raw deflate stream's output, which goes to *kept too when given;
+// false when it does not inflate to `size` bytes.
+bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* crc, std::string* kept) {
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return false;
   std::vector<uint8_t> out(64 << 10);
@@ -52,6 +54,7 @@ bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* c
     const size_t n = out.size() - z.avail_out;
     c = ffr::Crc32Extend(c, out.data(), n);
     produced += n;
+    if (kept != nullptr && produced <= size) kept->append(reinterpret_cast<const char*>(out.data()), n);
     if (rc == Z_OK && n == 0 && z.avail_in == 0) break;  // truncated input
   }
   inflateEnd(&z);
@@ -61,7 +64,8 @@ bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* c
 
 }  // namespace
 
-ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::string& where) {
+ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::string& where,
+                              const ZipEntryCheck* checked) {
   const Bytes b(data, size);
   const auto bad = [&](const std::string& what) { return ffr::Status::Corruption(where + ": " + what); };
   // The end-of-central-directory record: the last signature within its size plus a comment.
@@ -109,17 +113,24 @@ ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::strin
       return bad("'" + name + "': damaged zip entry header");
     const uint64_t start = local + kLocalHeaderSize + b.Get(local + 26, 2) + b.Get(local + 28, 2);
     if (!b.Has(start, packed)) return bad("'" + name + "' lies past the end of the file (truncated?)");
+    const bool wanted = checked != nullptr && checked->wants(name);
+    if (wanted && unpacked > kMaxCheckedEntryBytes) return bad("'" + name + "' is too large");
     uint32_t actual = 0;
+    std::string inflated;
+    std::string_view contents;
     if (method == 0) {
       if (packed != unpacked) return bad("'" + name + "': stored entry with two sizes");
       actual = ffr::Crc32(b.At(start), packed);
+      contents = std::string_view(reinterpret_cast<const char*>(b.At(start)), packed);
     } else if (method == 8) {
-      if (!InflatedCrc(b.At(start), packed, unpacked, &actual))
+      if (!InflatedCrc(b.At(start), packed, unpacked, &actual, wanted ? &inflated : nullptr))
         return bad("'" + name + "': compressed data is damaged");
+      contents = inflated;
     } else {
       return bad("'" + name + "': zip compression method " + std::to_string(method) + " is not one LibTorch writes");
     }
     if (actual != crc) return bad("'" + name + "' is damaged (CRC-32 mismatch)");
+    if (wanted) FFR_RETURN_IF_ERROR(checked->check(name, contents));
     at = next;
   }
   return ffr::Status::OK();
