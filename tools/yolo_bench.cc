@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <limits>
 #include <thread>
 
 #include "ffyolo/cli.h"

@@ -1,7 +1,5 @@
 #include "ffyolo/image_check.h"
 
-#include "ffyolo/jpeg_header.h"
-
 #include <turbojpeg.h>
 #include <zlib.h>
 
@@ -14,6 +12,9 @@
 #ifdef FFYOLO_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
 #endif
+
+#include "ffr/endian.h"
+#include "ffyolo/jpeg_header.h"
 
 namespace ffyolo {
 
@@ -108,15 +109,8 @@ Status CheckPngChunks(std::string_view bytes, const std::string& where, bool dec
   return result;
 }
 
-uint32_t LittleEndian32(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
-}
-
-uint32_t LittleEndian16(const char* p) {
-  const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return uint32_t{u[0]} | (uint32_t{u[1]} << 8);
-}
+uint32_t LittleEndian32(const char* p) { return ffr::DecodeFixed32(reinterpret_cast<const uint8_t*>(p)); }
+uint32_t LittleEndian16(const char* p) { return ffr::DecodeFixed16(reinterpret_cast<const uint8_t*>(p)); }
 
 // Formats the loader hands to OpenCV, recognised by their first bytes: their
 // name, or nullptr.
