@@ -19,7 +19,7 @@ CXX=${FUZZ_CXX:-clang++}
 BUILD=$ROOT/${BUILD_DIR:-build}
 mkdir -p "$OUT"
 
-# checkpoint_fuzz: checkpoint.cc, torchscript_check.cc and zip_integrity.cc instrumented; the model, optimizer and the rest
+# checkpoint_fuzz: checkpoint.cc, pickle_check.cc, torchscript_check.cc and zip_integrity.cc instrumented; the model, optimizer and the rest
 # from the g++-built libraries of $BUILD (same LibTorch defines, so that both see the same classes).
 TORCH_FLAGS="-isystem /usr/include/torch/csrc/api/include -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=1 -DUSE_C10D_GLOO
              -DUSE_DISTRIBUTED -DUSE_RPC -DUSE_TENSORPIPE -DGLOG_CUSTOM_PREFIX_SUPPORT -DGFLAGS_IS_A_DLL=0"
@@ -34,6 +34,7 @@ declare -A SOURCES=(
   [label_index_fuzz]="dataset/src/label_index.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
+  [pickle_check_fuzz]="trainer/src/pickle_check.cc reader/src/status.cc"
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
@@ -45,7 +46,7 @@ declare -A SOURCES=(
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/module_shapes.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
-  [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/torchscript_check.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
+  [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/pickle_check.cc trainer/src/torchscript_check.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
                      -DCHECKPOINT_FUZZ_MODEL=\"$ROOT/tests/fuzz/checkpoint_model.yaml\""
   [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
 )
@@ -55,7 +56,7 @@ LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lz -luring -lopencv_imgcodecs -lopen
 INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Ipacker/src -Iloader/include -Itrainer/include -Itrainer/src
           -I/usr/include/opencv4"
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz
+[[ ${#targets[@]} -eq 0 ]] && targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz pickle_check_fuzz
                                        image_check_fuzz shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz
                                        model_config_fuzz image_decoder_fuzz checkpoint_fuzz)
 

@@ -5,11 +5,14 @@
 #include <torch/torch.h>
 
 #include <cctype>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "ffr/env.h"
 #include "ffyolo/exception_status.h"
 #include "ffyolo/torch_compat.h"
+#include "pickle_check.h"
 #include "torchscript_check.h"
 #include "zip_integrity.h"
 
@@ -52,6 +55,43 @@ double ReadDouble(torch::serialize::InputArchive& a, const std::string& key, dou
   return a.try_read(key, v) && v.isDouble() ? v.toDouble() : fallback;
 }
 
+// LibTorch's reader does not check the CRCs its writer records: damaged bytes would load as weights.
+// Nor does it doubt what it reads: its TorchScript compiler sees no code but attribute declarations
+// (torchscript_check.h), its unpickler no pickle that pickle_check.h refuses.
+ffr::Status CheckWhatLibTorchReads(const std::string& path, const std::string& bytes) {
+  const auto ends_with = [](const std::string& s, std::string_view end) {
+    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+  };
+  const auto is_code = [&](const std::string& name) {
+    return name.find("/code/") != std::string::npos && ends_with(name, ".py");
+  };
+  const auto is_pickle = [&](const std::string& name) { return ends_with(name, ".pkl") || ends_with(name, "_pkl"); };
+  std::vector<ZipEntry> entries;
+  const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path,
+                                              &entries, [&](const std::string& name) {
+                                                return is_code(name) || is_pickle(name);
+                                              });
+  if (!whole.ok()) return ffr::Status::Corruption(whole.message() + ": not a whole checkpoint");
+  std::unordered_map<std::string, uint64_t> sizes;
+  for (const ZipEntry& e : entries) sizes.emplace(e.name, e.size);
+  const RecordSize record_size = [&](const std::string& name) -> std::optional<uint64_t> {
+    const auto it = sizes.find(name);
+    return it == sizes.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+  };
+  for (const ZipEntry& e : entries) {
+    if (is_pickle(e.name)) {
+      const ffr::Status s = CheckPickle(e.contents, e.name, record_size);
+      if (!s.ok()) return ffr::Status::Corruption(path + ": " + s.message());
+    } else if (std::string_view bad_line; is_code(e.name) && !IsAttributeOnlyCode(e.contents, &bad_line)) {
+      std::string shown;
+      for (const char c : bad_line.substr(0, 60)) shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+      return ffr::Status::Corruption(path + ": '" + e.name + "' is TorchScript code an ffyolo checkpoint does not hold (\"" +
+                                     shown + "\")");
+    }
+  }
+  return ffr::Status::OK();
+}
+
 // A weights file of either kind, its tensors looked up by "model.<key>" / "ema.<key>": an ffyolo
 // checkpoint (a LibTorch archive) or Ultralytics weights written by scripts/ultralytics_weights.py
 // import (a torch.save'd dict, which LibTorch 1.13 and 2.x read with pickle_load).
@@ -85,23 +125,7 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
   if (!ffr::Env::Default()->FileExists(path)) return ffr::Status::NotFound(path + ": no such checkpoint");
   std::string bytes;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &bytes));
-  // LibTorch's reader does not check the CRCs its writer records: damaged bytes would load as weights.
-  // Its TorchScript compiler must see no code but attribute declarations (torchscript_check.h).
-  ZipEntryCheck code_only_declares;
-  code_only_declares.wants = [](const std::string& name) {
-    return name.find("/code/") != std::string::npos && name.size() > 3 && name.rfind(".py") == name.size() - 3;
-  };
-  code_only_declares.check = [&](const std::string& name, std::string_view code) {
-    std::string_view bad_line;
-    if (IsAttributeOnlyCode(code, &bad_line)) return ffr::Status::OK();
-    std::string shown;
-    for (const char c : bad_line.substr(0, 60)) shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
-    return ffr::Status::Corruption(path + ": '" + name + "' is TorchScript code an ffyolo checkpoint does not hold (\"" +
-                                   shown + "\")");
-  };
-  const ffr::Status whole = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), path,
-                                              &code_only_declares);
-  if (!whole.ok()) return ffr::Status::Corruption(whole.message() + ": not a whole checkpoint");
+  FFR_RETURN_IF_ERROR(CheckWhatLibTorchReads(path, bytes));
   try {
     archive_.load_from(bytes.data(), bytes.size());
   } catch (const c10::Error&) {

@@ -65,7 +65,7 @@ bool InflatedCrc(const uint8_t* in, uint64_t in_size, uint64_t size, uint32_t* c
 }  // namespace
 
 ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::string& where,
-                              const ZipEntryCheck* checked) {
+                              std::vector<ZipEntry>* entries, const std::function<bool(const std::string&)>& keep) {
   const Bytes b(data, size);
   const auto bad = [&](const std::string& what) { return ffr::Status::Corruption(where + ": " + what); };
   // The end-of-central-directory record: the last signature within its size plus a comment.
@@ -76,18 +76,19 @@ ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::strin
     if (eocd == lowest) return bad("no zip end-of-directory record (truncated?)");
     --eocd;
   }
-  uint64_t entries = b.Get(eocd + 10, 2), directory_size = b.Get(eocd + 12, 4), directory = b.Get(eocd + 16, 4);
-  if (entries == 0xffff || directory_size == 0xffffffff || directory == 0xffffffff) {
+  uint64_t count = b.Get(eocd + 10, 2), directory_size = b.Get(eocd + 12, 4), directory = b.Get(eocd + 16, 4);
+  if (count == 0xffff || directory_size == 0xffffffff || directory == 0xffffffff) {
     if (eocd < kLocatorSize || b.Get(eocd - kLocatorSize, 4) != kZip64Locator) return bad("no zip64 locator");
     const uint64_t record = b.Get(eocd - kLocatorSize + 8, 8);
     if (!b.Has(record, 56) || b.Get(record, 4) != kZip64EndOfDirectory) return bad("bad zip64 end-of-directory record");
-    entries = b.Get(record + 32, 8);
+    count = b.Get(record + 32, 8);
     directory_size = b.Get(record + 40, 8);
     directory = b.Get(record + 48, 8);
   }
   if (!b.Has(directory, directory_size)) return bad("the zip directory lies outside the file (truncated?)");
   uint64_t at = directory;
-  for (uint64_t e = 0; e < entries; ++e) {
+  if (entries != nullptr) entries->clear();
+  for (uint64_t e = 0; e < count; ++e) {
     if (!b.Has(at, kDirectoryEntrySize) || b.Get(at, 4) != kDirectoryEntry)
       return bad("zip directory entry " + std::to_string(e) + " is damaged");
     const uint64_t method = b.Get(at + 10, 2);
@@ -113,24 +114,22 @@ ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::strin
       return bad("'" + name + "': damaged zip entry header");
     const uint64_t start = local + kLocalHeaderSize + b.Get(local + 26, 2) + b.Get(local + 28, 2);
     if (!b.Has(start, packed)) return bad("'" + name + "' lies past the end of the file (truncated?)");
-    const bool wanted = checked != nullptr && checked->wants(name);
-    if (wanted && unpacked > kMaxCheckedEntryBytes) return bad("'" + name + "' is too large");
+    const bool kept = entries != nullptr && keep && keep(name);
+    if (kept && unpacked > kMaxKeptEntryBytes) return bad("'" + name + "' is too large");
     uint32_t actual = 0;
-    std::string inflated;
-    std::string_view contents;
+    std::string contents;
     if (method == 0) {
       if (packed != unpacked) return bad("'" + name + "': stored entry with two sizes");
       actual = ffr::Crc32(b.At(start), packed);
-      contents = std::string_view(reinterpret_cast<const char*>(b.At(start)), packed);
+      if (kept) contents.assign(reinterpret_cast<const char*>(b.At(start)), packed);
     } else if (method == 8) {
-      if (!InflatedCrc(b.At(start), packed, unpacked, &actual, wanted ? &inflated : nullptr))
+      if (!InflatedCrc(b.At(start), packed, unpacked, &actual, kept ? &contents : nullptr))
         return bad("'" + name + "': compressed data is damaged");
-      contents = inflated;
     } else {
       return bad("'" + name + "': zip compression method " + std::to_string(method) + " is not one LibTorch writes");
     }
     if (actual != crc) return bad("'" + name + "' is damaged (CRC-32 mismatch)");
-    if (wanted) FFR_RETURN_IF_ERROR(checked->check(name, contents));
+    if (entries != nullptr) entries->push_back({name, unpacked, std::move(contents)});
     at = next;
   }
   return ffr::Status::OK();

@@ -11,24 +11,26 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "ffr/status.h"
 
 namespace ffyolo {
 
-// Entries whose name `wants` accepts go to `check` with their bytes (inflated
-// when compressed; at most kMaxCheckedEntryBytes) once their CRC has matched.
-struct ZipEntryCheck {
-  std::function<bool(const std::string& name)> wants;
-  std::function<ffr::Status(const std::string& name, std::string_view bytes)> check;
+// An entry of an archive that passed the check.
+struct ZipEntry {
+  std::string name;
+  uint64_t size = 0;     // its bytes, inflated
+  std::string contents;  // only when `keep` chose it: its bytes, inflated
 };
-inline constexpr uint64_t kMaxCheckedEntryBytes = uint64_t{64} << 20;
+inline constexpr uint64_t kMaxKeptEntryBytes = uint64_t{64} << 20;
 
-// OK when `data` is a whole zip archive whose every entry matches its CRC
-// (and passes `checked`, when given); else Corruption naming `where` and the
-// first bad entry, or what `checked->check` returned.
+// OK when `data` is a whole zip archive whose every entry matches its CRC;
+// else Corruption naming `where` and the first bad entry. With `entries`,
+// lists every entry in archive order, with the contents of those `keep`
+// accepts (one of those over kMaxKeptEntryBytes is refused).
 ffr::Status CheckZipIntegrity(const uint8_t* data, size_t size, const std::string& where,
-                              const ZipEntryCheck* checked = nullptr);
+                              std::vector<ZipEntry>* entries = nullptr,
+                              const std::function<bool(const std::string& name)>& keep = {});
 
 }  // namespace ffyolo

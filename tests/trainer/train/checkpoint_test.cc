@@ -186,20 +186,26 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
   }
 }
 
+// Writes to `path` the checkpoint checkpoint_fuzz makes of its corpus input `name`: the input's
+// entries zipped with correct CRCs.
+void WriteFuzzInputCheckpoint(const std::string& name, const std::string& path) {
+  const std::string input =
+      testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) + "/tests/fuzz/corpus/checkpoint_fuzz/" + name);
+  ASSERT_FALSE(input.empty()) << name;
+  ASSERT_TRUE(testing::WriteStringToFile(
+      path, checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()))));
+}
+
 // Found by checkpoint_fuzz: a checkpoint whose bytes match their CRCs but whose
 // TorchScript code does not compile made LibTorch throw torch::jit::ErrorReport,
 // which no reader caught (std::terminate). Every reader now refuses it, naming
 // the file and LibTorch's first line.
 TEST(CheckpointTest, ContentLibTorchRejectsBehindGoodCrcsIsRefused) {
   testing::ScratchDir dir("bad_code");
-  // checkpoint_fuzz's input: the entries of a checkpoint of tests/fuzz/checkpoint_model.yaml with
-  // one annotation of a TorchScript file changed from str to ssr; zipped with correct CRCs.
-  const std::string input =
-      testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) + "/tests/fuzz/corpus/checkpoint_fuzz/regression_code_type_ssr");
-  ASSERT_FALSE(input.empty());
+  // The entries of a checkpoint of tests/fuzz/checkpoint_model.yaml with one annotation of a
+  // TorchScript file changed from str to ssr.
   const std::string path = dir / "bad.pt";
-  ASSERT_TRUE(testing::WriteStringToFile(
-      path, checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()))));
+  ASSERT_NO_FATAL_FAILURE(WriteFuzzInputCheckpoint("regression_code_type_ssr", path));
   CheckpointInfo info;
   ffr::Status s = ReadCheckpointInfo(path, &info);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
@@ -220,16 +226,26 @@ TEST(CheckpointTest, ContentLibTorchRejectsBehindGoodCrcsIsRefused) {
 // on which LibTorch 1.13's compiler dies of SIGSEGV (ScriptTypeParser::parseClassConstant).
 TEST(CheckpointTest, CodeThatCrashesLibTorchsCompilerNeverReachesIt) {
   testing::ScratchDir dir("crash_code");
-  const std::string input = testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) +
-                                                      "/tests/fuzz/corpus/checkpoint_fuzz/regression_code_class_constant_segv");
-  ASSERT_FALSE(input.empty());
   const std::string path = dir / "bad.pt";
-  ASSERT_TRUE(testing::WriteStringToFile(
-      path, checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()))));
+  ASSERT_NO_FATAL_FAILURE(WriteFuzzInputCheckpoint("regression_code_class_constant_segv", path));
   CheckpointInfo info;
   const ffr::Status s = ReadCheckpointInfo(path, &info);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(s.message().find("is TorchScript code an ffyolo checkpoint does not hold"), std::string::npos)
+      << s.ToString();
+}
+
+// Found by checkpoint_fuzz in CI's 30-s run: data.pkl's first LONG_BINPUT numbered 0x650004aa, for
+// which LibTorch's unpickler allocates 27 GB of memo. pickle_check.h refuses it first.
+TEST(CheckpointTest, AMemoIndexThatWouldAllocateGigabytesNeverReachesLibTorch) {
+  testing::ScratchDir dir("memo_index");
+  const std::string path = dir / "bad.pt";
+  ASSERT_NO_FATAL_FAILURE(WriteFuzzInputCheckpoint("regression_memo_index_oom", path));
+  CheckpointInfo info;
+  const ffr::Status s = ReadCheckpointInfo(path, &info);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(path + ": 'archive/data.pkl', byte 8030: memo entry 1694500010 made after 256"),
+            std::string::npos)
       << s.ToString();
 }
 

@@ -85,6 +85,25 @@ TEST(ZipIntegrityTest, WholeArchivesPass) {
   }
 }
 
+// The listing the checkpoint reader checks pickles and code from: every entry's inflated size in
+// archive order, and the inflated bytes of the entries asked for only.
+TEST(ZipIntegrityTest, ListsEntriesWithTheContentsAskedFor) {
+  for (const bool zip64 : {false, true}) {
+    SCOPED_TRACE(zip64 ? "zip64" : "zip");
+    const std::string zip = Zip(kEntries, zip64);
+    std::vector<ZipEntry> entries;
+    const ffr::Status s = CheckZipIntegrity(reinterpret_cast<const uint8_t*>(zip.data()), zip.size(), "w.pt", &entries,
+                                            [](const std::string& name) { return name != "archive/data/0"; });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(entries.size(), kEntries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      EXPECT_EQ(entries[i].name, kEntries[i].name);
+      EXPECT_EQ(entries[i].size, kEntries[i].data.size());
+      EXPECT_EQ(entries[i].contents, i == 1 ? "" : kEntries[i].data);  // entry 0 is deflated
+    }
+  }
+}
+
 TEST(ZipIntegrityTest, EachKindOfDamageNamesTheFileAndEntry) {
   for (const bool zip64 : {false, true}) {
     SCOPED_TRACE(zip64 ? "zip64" : "zip");
