@@ -1,4 +1,4 @@
-// TrainOptions as opt.yaml, and the run-folder helpers of train.py.
+// TrainOptions as opt.yaml, and the run-folder and dataset helpers of train.py.
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -92,6 +92,12 @@ Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& d
   if (!PathWithin(run, dataset) && !PathWithin(dataset, run)) return Status::OK();
   return Status::InvalidArgument("the run directory " + run_dir + " overlaps the dataset " + data +
                                  ", which the run would write into; choose another --project/--name");
+}
+
+double FinalValidationIouThreshold(const Manifest& manifest, const std::string& val_split) {
+  const fs::path source = fs::path(manifest.source).lexically_normal();
+  const std::string folder = (source.has_filename() ? source : source.parent_path()).filename().string();
+  return folder == "coco" && val_split == "val2017" ? 0.65 : 0.60;
 }
 
 Status FindLastCheckpoint(const std::string& project, std::string* path) {

@@ -99,6 +99,7 @@ struct Trainer::State {
   Hyp hyp;
   std::string model_yaml;
   CheckpointInfo resumed;  // resuming: last.pt's metadata
+  CheckpointInfo weights;  // --weights' metadata, when not resuming
   int saved_world = 1;     // resuming: the world size last.pt was written by
   int rank = 0, world = 1;
   bool main_rank = true;
@@ -143,6 +144,7 @@ struct Trainer::State {
   Status LoadHyp();
   Status CheckOptions();
   Status SetUpDevice();
+  Status OpenDataset();
   Status OpenRunDirectory();
   Status BuildModels();
   Status CheckAmp();
@@ -240,14 +242,25 @@ Status Trainer::State::SetUpDevice() {
   return Status::OK();
 }
 
-Status Trainer::State::OpenRunDirectory() {
+// The dataset, the splits the run uses and the --weights file: a bad one is refused before the run
+// directory exists.
+Status Trainer::State::OpenDataset() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
+  std::string train_split;
+  FFR_RETURN_IF_ERROR(opt.train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
+                                              : dataset->CheckSplit(opt.train_split));
+  if (!opt.val_split.empty()) FFR_RETURN_IF_ERROR(dataset->CheckSplit(opt.val_split));
   nc = static_cast<int64_t>(dataset->num_classes());
   names = dataset->manifest().names;
   if (opt.single_cls) {
     names = SingleClassNames(names);
     nc = 1;
   }
+  if (!opt.weights.empty() && opt.resume.empty()) FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.weights, &weights));
+  return Status::OK();
+}
+
+Status Trainer::State::OpenRunDirectory() {
   if (!main_rank) return Status::OK();
   ffr::Env* env = opt.env;
   if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
@@ -289,9 +302,7 @@ Status Trainer::State::BuildModels() {
   std::string where = resuming ? opt.resume : ResolveModelYaml(opt.cfg.empty() ? kDefaultModelCfg : opt.cfg);
   model_yaml = resumed.model_yaml;
   if (own_yaml) {
-    CheckpointInfo weights_info;
-    FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.weights, &weights_info));
-    model_yaml = weights_info.model_yaml;
+    model_yaml = weights.model_yaml;
     where = opt.weights + " (model_yaml)";
   } else if (!resuming) {
     FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), where, &model_yaml));
@@ -465,6 +476,11 @@ Status Trainer::State::RestoreResumedState() {
   position.last_opt_step = resumed.last_opt_step;
   position.epoch = resumed.epoch + 1;
   position.next_batch = resumed.next_batch;
+  if (position.next_batch > loader->batches_per_epoch())
+    return Status::InvalidArgument(opt.resume + " stopped at batch " + std::to_string(position.next_batch) +
+                                   " of epoch " + std::to_string(position.epoch) + ", but " + opt.data + " now has " +
+                                   std::to_string(loader->batches_per_epoch()) +
+                                   " batches an epoch: it is not the dataset the run trained on (repacked?)");
   position.best_epoch = resumed.epoch;  // EarlyStopping counts from the resumed epoch
   if (main_rank) FFR_RETURN_IF_ERROR(ReadResumedResults());
   if (saved_world != world && main_rank)
@@ -667,7 +683,7 @@ Status Trainer::State::Finish() {
   summary.best_fitness = position.best_fitness;
   TrainEnd end;
   end.save_dir = save_dir();
-  // best.pt (EMA weights) validated with IoU 0.65 and the full report, as train.py does for COCO.
+  // best.pt (EMA weights) validated with the full report, at train.py's IoU threshold for the dataset.
   const std::string best = save_dir() + "/weights/best.pt";
   if (ffr::Env::Default()->FileExists(best)) {
     std::shared_ptr<YoloModel> best_model;
@@ -675,7 +691,7 @@ Status Trainer::State::Finish() {
     FFR_RETURN_IF_ERROR(LoadCheckpointModel(best, /*prefer_ema=*/true, &best_model, &best_info));
     best_model->to(device);
     ValidatorOptions fo = validator_options;
-    fo.nms.iou_thres = 0.65;
+    fo.nms.iou_thres = FinalValidationIouThreshold(dataset->manifest(), fo.split);
     std::unique_ptr<Validator> final_validator;
     FFR_RETURN_IF_ERROR(Validator::Open(*dataset, fo, device, &final_validator));
     ValidationOutput vout;
@@ -703,6 +719,7 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
     FFR_RETURN_IF_ERROR(s->LoadHyp());
     FFR_RETURN_IF_ERROR(s->CheckOptions());
     FFR_RETURN_IF_ERROR(s->SetUpDevice());
+    FFR_RETURN_IF_ERROR(s->OpenDataset());
     FFR_RETURN_IF_ERROR(s->OpenRunDirectory());
     FFR_RETURN_IF_ERROR(s->BuildModels());
     FFR_RETURN_IF_ERROR(s->CheckAmp());

@@ -13,7 +13,9 @@
 
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/model.h"
+#include "ffyolo/pack.h"
 #include "ffyolo/results.h"
+#include "ffyolo/synthetic.h"
 #include "testing/faulty_env.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"
@@ -251,6 +253,50 @@ TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
   EXPECT_NE(damaged.message().find("results.csv:2"), std::string::npos) << damaged.message();
 }
 
+// A run stopped inside an epoch, resumed after its dataset was repacked smaller: the refusal names the
+// dataset (it said "batch 3 is outside the epoch's 1 batches").
+TEST(TrainerTest, AResumeOnADatasetThatShrankNamesIt) {
+  testing::ScratchDir dir("stage_shrunk");
+  const std::string data = dir / "data.ffr";
+  fs::copy(testing::TinyDataset(), data, fs::copy_options::recursive);
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.data = data;
+  LossRecorder stopper;
+  stopper.on_batch = [](int64_t, int64_t batch) {
+    if (batch == 2) RequestTrainingStop();
+  };
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(o, &stopper, &t).ok());
+  const ffr::Status stop = t->RunEpoch();
+  ClearTrainingStop();
+  ASSERT_TRUE(stop.IsAborted()) << stop.ToString();
+  const std::string last = t->summary().save_dir + "/weights/last.pt";
+  t.reset();
+
+  fs::remove_all(data);  // repacked from 8 training images: 1 batch an epoch
+  SyntheticOptions so;
+  so.output_dir = dir / "small";
+  so.train_images = 8;
+  so.val_images = 8;
+  so.num_classes = 3;
+  SyntheticSummary synth;
+  ASSERT_TRUE(GenerateSyntheticCoco(so, &synth).ok());
+  PackOptions po;
+  po.source = so.output_dir;
+  po.output = data;
+  PackSummary packed;
+  ASSERT_TRUE(Pack(po, &packed).ok());
+
+  TrainOptions resume;
+  resume.resume = last;
+  std::unique_ptr<Trainer> resumed;
+  const ffr::Status s = Trainer::Create(resume, nullptr, &resumed);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("stopped at batch 3 of epoch 0, but " + data + " now has 1 batches an epoch"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(TrainerTest, AFinishedRunIsNotResumed) {
   testing::ScratchDir dir("stage_finished");
   std::unique_ptr<Trainer> t;
@@ -347,6 +393,51 @@ TEST(TrainerTest, BadOptionsAreRefusedBeforeAnyWork) {
   o.optimizer = "RMSProp";  // smart_optimizer has it; train.py's --optimizer does not offer it
   EXPECT_TRUE(Trainer::Create(o, nullptr, &t).IsInvalidArgument());
   EXPECT_EQ(t, nullptr);
+}
+
+// A split the dataset lacks or a --weights file that is not one are refused before the run directory
+// exists: they left an expN holding only hyp.yaml and opt.yaml.
+TEST(TrainerTest, ABadSplitOrWeightsFileLeavesNoRunDirectory) {
+  testing::ScratchDir dir("stage_bad_input");
+  ASSERT_TRUE(testing::WriteStringToFile(dir / "text.pt", "not a checkpoint"));
+  struct Case {
+    const char* what;
+    void (*set)(TrainOptions*, const std::string& dir);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"--val-split", [](TrainOptions* o, const std::string&) { o->val_split = "val2019"; },
+       "no split 'val2019' (splits: train2017, val2017)"},
+      {"--train-split", [](TrainOptions* o, const std::string&) { o->train_split = "train2019"; },
+       "no split 'train2019'"},
+      {"--weights missing", [](TrainOptions* o, const std::string& d) { o->weights = d + "/missing.pt"; },
+       "missing.pt: no such checkpoint"},
+      {"--weights not a checkpoint", [](TrainOptions* o, const std::string& d) { o->weights = d + "/text.pt"; },
+       "text.pt"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+    c.set(&o, dir.path());
+    std::unique_ptr<Trainer> t;
+    const ffr::Status s = Trainer::Create(o, nullptr, &t);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s.ToString();
+    EXPECT_FALSE(std::filesystem::exists(dir / "runs")) << s.ToString();
+  }
+}
+
+// train.py validates best.pt at IoU 0.65 on COCO (a val path ending in coco/val2017.txt), else 0.60.
+TEST(TrainerTest, TheFinalValidationIouIsTrainPysForTheDataset) {
+  Manifest m;
+  m.source = "/datasets/coco";
+  EXPECT_EQ(FinalValidationIouThreshold(m, "val2017"), 0.65);
+  EXPECT_EQ(FinalValidationIouThreshold(m, "train2017"), 0.60);
+  m.source = "/datasets/coco/";
+  EXPECT_EQ(FinalValidationIouThreshold(m, "val2017"), 0.65);
+  m.source = "/datasets/coco128";  // Ultralytics' coco128 validates on its train2017 images: 0.60
+  EXPECT_EQ(FinalValidationIouThreshold(m, "val2017"), 0.60);
+  EXPECT_EQ(FinalValidationIouThreshold(m, "train2017"), 0.60);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "ffr/env.h"
 #include "ffr/status.h"
 #include "ffyolo/dist_env.h"
+#include "ffyolo/manifest.h"
 #include "ffyolo/results.h"
 #include "ffyolo/train_observer.h"
 
@@ -91,6 +92,12 @@ ffr::Status FindLastCheckpoint(const std::string& project, std::string* path);
 
 // "runs/train/exp", then exp2, exp3, ... (Ultralytics' increment_path).
 std::string IncrementPath(const std::string& path, bool exist_ok);
+
+// The NMS IoU threshold of the final validation of best.pt: 0.65 on COCO, else
+// 0.60, as train.py (`0.65 if is_coco else 0.60`, where is_coco means a val
+// path ending in coco/val2017.txt): here a dataset packed from a source folder
+// named coco, validated on its val2017 split.
+double FinalValidationIouThreshold(const Manifest& manifest, const std::string& val_split);
 
 // InvalidArgument when the run directory `run_dir` is, holds or lies inside
 // the packed dataset `data`: the run would write its files into the dataset.
