@@ -135,8 +135,9 @@ std::vector<size_t> PlanShards(const std::vector<uint64_t>& sizes, const PackOpt
   std::vector<size_t> starts{0};
   const size_t n = sizes.size();
   if (opt.shards > 0) {
-    const size_t per = (n + opt.shards - 1) / opt.shards;
-    for (size_t s = per; s < n && per > 0; s += per) starts.push_back(s);
+    // As many shards as asked (one an image at most), their sizes differing by one image at most.
+    const size_t count = std::min<size_t>(static_cast<size_t>(opt.shards), n);
+    for (size_t k = 1; k < count; ++k) starts.push_back(k * n / count);
   } else {
     // A shard takes at least one image, however small the target size.
     uint64_t bytes = 0;
@@ -551,6 +552,9 @@ std::map<std::string, std::string> OptionsRecord(const PackOptions& opt) {
 
 std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source, const ImageSizes& sizes) {
   Fingerprint f;
+  // The shard plan's version: a pack left by a yolo-pack that cut shards otherwise is not resumed
+  // (its finished shards would hold other images than the plan's).
+  f.Add("shard plan 2");
   f.Add(fs::absolute(opt.source).lexically_normal().string());
   for (const auto& [k, v] : OptionsRecord(opt)) f.Add(k + "=" + v);
   for (const std::string& name : source.class_names) f.Add(name);

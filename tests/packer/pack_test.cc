@@ -402,6 +402,35 @@ TEST(PackTest, ShardsAreNeverEmpty) {
   }
 }
 
+// --shards N cuts each split into N shards as even as whole images allow (it gave 10 for 15 on 20
+// images: ceil(20/15) = 2 an image each), and into one an image when there are fewer images than N.
+TEST(PackTest, ShardsGivesThatManyShardsOfEvenSizes) {
+  ScratchDir dir("shard_count");
+  std::vector<TinyImage> images;
+  for (int i = 0; i < 20; ++i) images.push_back({std::to_string(i) + ".jpg", 32, 24, MakeJpeg(32, 24, 3), kBox});
+  WriteCocoTree(dir / "src", "val", images);
+  for (const int asked : {1, 3, 7, 15, 20, 25}) {
+    SCOPED_TRACE(asked);
+    PackOptions o = Options(dir / "src", dir / "out.ffr");
+    o.shards = asked;
+    o.force = true;
+    PackSummary sum;
+    const Status s = Pack(o, &sum);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const auto& shards = sum.manifest.splits[0].shards;
+    ASSERT_EQ(shards.size(), static_cast<size_t>(std::min(asked, 20)));
+    int64_t fewest = 20, most = 0, total = 0;
+    for (const ShardInfo& shard : shards) {
+      fewest = std::min(fewest, shard.samples);
+      most = std::max(most, shard.samples);
+      total += shard.samples;
+    }
+    EXPECT_EQ(total, 20);
+    EXPECT_LE(most - fewest, 1);
+    EXPECT_GE(fewest, 1);
+  }
+}
+
 // An Env whose first shard's fsync waits (10 s at most) for the second shard's
 // file to be created, and says whether it was.
 class FirstSyncWaitsForTheNextShard : public ffr::Env {
