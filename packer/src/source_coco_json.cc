@@ -332,6 +332,31 @@ int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* c
   return first < annotations.size() ? annotations[first].id : -1;
 }
 
+// Images naming the file of an earlier one: the same pixels packed as two samples
+// (each with its own id and boxes), most likely a merge gone wrong. Returns their
+// number; *example describes the first one in image (id) order.
+size_t FindRepeatedFileNames(const std::vector<SourceImage>& images, std::string* example) {
+  std::vector<size_t> order(images.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const auto name = [&](size_t i) -> const std::string& { return images[i].info.file_name; };
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return name(a) != name(b) ? name(a) < name(b) : a < b; });
+  size_t count = 0, first = images.size(), first_of_name = 0;
+  for (size_t k = 1; k < order.size(); ++k) {
+    if (name(order[k]) != name(order[k - 1])) {
+      first_of_name = k;
+      continue;
+    }
+    ++count;
+    if (order[k] < first) {
+      first = order[k];
+      *example = "'" + name(first) + "', image ids " + std::to_string(images[order[first_of_name]].info.image_id) +
+                 " and " + std::to_string(images[first].info.image_id);
+    }
+  }
+  return count;
+}
+
 // pycocotools indexes annotations by id: of two with one id it scores the
 // later one twice and never the first, so evaluation could not match it.
 Status CheckAnnotationIds(const std::string& file, const std::vector<CocoAnnotation>& annotations) {
@@ -384,6 +409,11 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     image.info.file_name = std::move(images[i].file_name);
   }
 
+  std::string repeated_file;
+  if (const size_t repeats = FindRepeatedFileNames(out->images, &repeated_file); repeats > 0)
+    dataset->warnings.push_back(file + ": " + std::to_string(repeats) +
+                                " images name the file of an earlier image (the first: " + repeated_file +
+                                "); each is packed as a sample of its own");
   size_t duplicates = 0;
   const int64_t first_duplicate_id = FindDuplicates(coco.annotations, &duplicates);
   // Each image's boxes get their exact room first: vectors grown one push at a time

@@ -424,6 +424,21 @@ TEST_F(CocoJsonTest, DuplicateAnnotationsArePackedAndWarnedAbout) {
   EXPECT_THAT(ds_.warnings[0], HasSubstr("(the first: id 7)"));
 }
 
+// Image entries naming one file: each packed as a sample, with a warning naming the first such file (in
+// image id order, the packing order) and both ids.
+TEST_F(CocoJsonTest, ImagesNamingOneFileArePackedAndWarnedAbout) {
+  ASSERT_TRUE(Scan(R"({"images": [{"id": 9, "file_name": "b.jpg", "width": 4, "height": 4},
+                                  {"id": 2, "file_name": "a.jpg", "width": 4, "height": 4},
+                                  {"id": 4, "file_name": "b.jpg", "width": 4, "height": 4},
+                                  {"id": 7, "file_name": "a.jpg", "width": 4, "height": 4}],
+                       "categories": [{"id": 1, "name": "a"}], "annotations": []})")
+                  .ok());
+  EXPECT_EQ(ds_.splits[0].images.size(), 4u);
+  ASSERT_EQ(ds_.warnings.size(), 1u);
+  EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 2 images name the file of an earlier image "
+                                         "(the first: 'a.jpg', image ids 2 and 7)"));
+}
+
 // pycocotools keeps one annotation per id, so evaluation could not be COCO's.
 TEST_F(CocoJsonTest, RepeatedAnnotationIdIsRefused) {
   const Status s = Scan(R"({"images": [{"id": 1, "file_name": "1.jpg", "width": 40, "height": 40}],
