@@ -55,6 +55,12 @@ double ReadDouble(torch::serialize::InputArchive& a, const std::string& key, dou
   return a.try_read(key, v) && v.isDouble() ? v.toDouble() : fallback;
 }
 
+// What a file that is no weights file ffyolo reads is told, with the way to convert an Ultralytics .pt.
+std::string NeitherKind(const std::string& path) {
+  return path + ": neither an ffyolo checkpoint nor imported Ultralytics weights (convert an Ultralytics .pt with "
+                "scripts/ultralytics_weights.py import)";
+}
+
 // LibTorch's reader does not check the CRCs its writer records: damaged bytes would load as weights.
 // Nor does it doubt what it reads: its TorchScript compiler sees no code but attribute declarations
 // (torchscript_check.h), its unpickler no pickle that pickle_check.h refuses.
@@ -80,8 +86,10 @@ ffr::Status CheckWhatLibTorchReads(const std::string& path, const std::string& b
   };
   for (const ZipEntry& e : entries) {
     if (is_pickle(e.name)) {
+      // What LibTorch and torch.save write for tensors passes: anything else (an Ultralytics .pt's
+      // pickled classes, crafted bytes) is no weights file ffyolo reads.
       const ffr::Status s = CheckPickle(e.contents, e.name, record_size);
-      if (!s.ok()) return ffr::Status::Corruption(path + ": " + s.message());
+      if (!s.ok()) return ffr::Status::Corruption(NeitherKind(path) + ": " + s.message());
     } else if (std::string_view bad_line; is_code(e.name) && !IsAttributeOnlyCode(e.contents, &bad_line)) {
       std::string shown;
       for (const char c : bad_line.substr(0, 60)) shown += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
@@ -162,9 +170,7 @@ ffr::Status WeightsFile::Open(const std::string& path, CheckpointInfo* info) {
 }
 
 ffr::Status WeightsFile::OpenImported(const std::string& path, const std::string& bytes, CheckpointInfo* info) {
-  const std::string not_ours = path +
-                               ": neither an ffyolo checkpoint nor imported Ultralytics weights (convert an "
-                               "Ultralytics .pt with scripts/ultralytics_weights.py import)";
+  const std::string not_ours = NeitherKind(path);
   c10::IValue root;
   try {
     root = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
