@@ -7,7 +7,6 @@
 
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/pack.h"
-#include "ffyolo/synthetic.h"
 #include "testing/test_env.h"
 
 namespace ffyolo::testing {
@@ -26,14 +25,20 @@ const std::string& TinyDataset() {
   so.max_size = 128;
   so.max_objects = 3;
   so.min_object_fraction = 0.2;
+  PackSynthetic(so, root + "/tiny.ffr");
+  return path = root + "/tiny.ffr";
+}
+
+void PackSynthetic(const SyntheticOptions& so, const std::string& output) {
   SyntheticSummary ss;
-  EXPECT_TRUE(GenerateSyntheticCoco(so, &ss).ok());
+  const ffr::Status generated = GenerateSyntheticCoco(so, &ss);
+  ASSERT_TRUE(generated.ok()) << generated.ToString();
   PackOptions po;
   po.source = so.output_dir;
-  po.output = root + "/tiny.ffr";
+  po.output = output;
   PackSummary ps;
-  EXPECT_TRUE(Pack(po, &ps).ok());
-  return path = po.output;
+  const ffr::Status packed = Pack(po, &ps);
+  ASSERT_TRUE(packed.ok()) << packed.ToString();
 }
 
 TrainOptions TinyTrainOptions(const std::string& project, int epochs) {

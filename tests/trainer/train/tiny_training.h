@@ -8,12 +8,16 @@
 #include <utility>
 #include <vector>
 
+#include "ffyolo/synthetic.h"
 #include "ffyolo/train.h"
 
 namespace ffyolo::testing {
 
 // 32 small images of 3 classes (8 for validation), packed once per process.
 const std::string& TinyDataset();
+
+// Generates the synthetic COCO tree `so` describes and packs it into `output`; a test failure when either fails.
+void PackSynthetic(const SyntheticOptions& so, const std::string& output);
 
 // yolov5n at 128 px, batch 8 (4 batches an epoch), 2 workers and threads, --noval.
 TrainOptions TinyTrainOptions(const std::string& project, int epochs);

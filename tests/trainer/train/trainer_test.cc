@@ -13,9 +13,7 @@
 
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/model.h"
-#include "ffyolo/pack.h"
 #include "ffyolo/results.h"
-#include "ffyolo/synthetic.h"
 #include "testing/faulty_env.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"
@@ -279,13 +277,7 @@ TEST(TrainerTest, AResumeOnADatasetThatShrankNamesIt) {
   so.train_images = 8;
   so.val_images = 8;
   so.num_classes = 3;
-  SyntheticSummary synth;
-  ASSERT_TRUE(GenerateSyntheticCoco(so, &synth).ok());
-  PackOptions po;
-  po.source = so.output_dir;
-  po.output = data;
-  PackSummary packed;
-  ASSERT_TRUE(Pack(po, &packed).ok());
+  ASSERT_NO_FATAL_FAILURE(testing::PackSynthetic(so, data));
 
   TrainOptions resume;
   resume.resume = last;
