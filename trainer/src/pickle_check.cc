@@ -1,17 +1,28 @@
 #include "pickle_check.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
 namespace ffyolo {
 namespace {
 
+// How deep containers may nest. LibTorch destroys what it unpickled recursively: a million
+// nested tuples (a 1 MB pickle) overflow its stack. Python's own recursion limit.
+constexpr int kMaxNesting = 1000;
+// Tuples up to this depth keep their items for the checks (a tensor's arguments are 2 deep).
+constexpr int kKeptTupleDepth = 3;
+
 // What the check follows of a value on the unpickler's stack; everything else is kOther.
 struct Value {
   enum Kind { kOther, kInt, kString, kTuple, kStorage } kind = kOther;
-  int64_t number = 0;                               // kInt: the value; kStorage: its element count
-  std::string_view text;                            // kString
-  std::shared_ptr<const std::vector<Value>> items;  // kTuple (shared: each memo read is a copy)
+  int64_t number = 0;     // kInt: the value; kStorage: its element count
+  std::string_view text;  // kString
+  // kTuple: its items when it nests at most kKeptTupleDepth deep (shared: each memo read is a copy).
+  std::shared_ptr<const std::vector<Value>> items;
+  int tuple_depth = 0;  // kTuple: 1 + the deepest item tuple's
+  int32_t node = -1;    // a container or object: its node in the graph of what holds what
 };
 
 Value Int(int64_t v) {
@@ -44,7 +55,7 @@ class Checker {
       op_at_ = at_;
       std::string_view op;
       if (!Take(1, &op)) return Bad("the pickle ends before its STOP opcode");
-      if (op[0] == '.') return ffr::Status::OK();
+      if (op[0] == '.') return CheckNesting();
       FFR_RETURN_IF_ERROR(Step(static_cast<uint8_t>(op[0])));
     }
   }
@@ -53,20 +64,17 @@ class Checker {
   ffr::Status Step(uint8_t op) {
     std::string_view arg;
     switch (op) {
-      case ']':   // EMPTY_LIST
-      case '}':   // EMPTY_DICT
+      case ']':  // EMPTY_LIST
+      case '}':  // EMPTY_DICT
+        return Push(Container({}));
       case 'N':   // NONE
       case 0x88:  // NEWTRUE
       case 0x89:  // NEWFALSE
         return Push(Value());
       case 'G':  // BINFLOAT
         return Take(8, &arg) ? Push(Value()) : Truncated();
-      case ')': {  // EMPTY_TUPLE
-        Value tuple;
-        tuple.kind = Value::kTuple;
-        tuple.items = std::make_shared<const std::vector<Value>>();
-        return Push(std::move(tuple));
-      }
+      case ')':  // EMPTY_TUPLE
+        return Tuple(0);
       case 'K':  // BININT1
       case 'M':  // BININT2
         return Take(op == 'K' ? 1 : 2, &arg) ? Push(Int(static_cast<int64_t>(Little(arg)))) : Truncated();
@@ -106,6 +114,7 @@ class Checker {
         return Items(op);
       case 's':  // SETITEM
         if (Above() < 3) return Bad("SETITEM without a dict, a key and a value");
+        Hold(stack_[stack_.size() - 3], stack_.end() - 2, stack_.end());
         stack_.resize(stack_.size() - 2);
         return ffr::Status::OK();
       case 'q':  // BINPUT
@@ -157,11 +166,12 @@ class Checker {
 
   ffr::Status Tuple(size_t n) {
     if (Above() < n) return Bad("a tuple of more items than the stack holds above its mark");
-    auto items = std::make_shared<std::vector<Value>>(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
-    stack_.resize(stack_.size() - n);
-    Value tuple;
+    const auto first = stack_.end() - static_cast<std::ptrdiff_t>(n);
+    Value tuple = Container(first, stack_.end());
     tuple.kind = Value::kTuple;
-    tuple.items = std::move(items);
+    for (auto it = first; it != stack_.end(); ++it) tuple.tuple_depth = std::max(tuple.tuple_depth, it->tuple_depth);
+    if (++tuple.tuple_depth <= kKeptTupleDepth) tuple.items = std::make_shared<std::vector<Value>>(first, stack_.end());
+    stack_.erase(first, stack_.end());
     return Push(std::move(tuple));
   }
 
@@ -173,8 +183,12 @@ class Checker {
     const size_t mark = PopMark();
     if (dict && (stack_.size() - mark) % 2 != 0) return Bad("a dict of an odd number of keys and values");
     if (added && mark == 0) return Bad("items added to no container");
+    const auto first = stack_.begin() + static_cast<std::ptrdiff_t>(mark);
+    Value made;
+    if (added) Hold(stack_[mark - 1], first, stack_.end());
+    else made = Container(first, stack_.end());
     stack_.resize(mark);
-    return added ? ffr::Status::OK() : Push(Value());
+    return added ? ffr::Status::OK() : Push(std::move(made));
   }
 
   ffr::Status Put(uint64_t id) {
@@ -193,8 +207,11 @@ class Checker {
     if (function.kind != Value::kInt || function.number < 0 ||
         static_cast<uint64_t>(function.number) >= functions_.size())
       return Bad("a call of something that is not a function the pickle named");
-    if (functions_[function.number] == Function::kRebuildTensor) FFR_RETURN_IF_ERROR(Tensor(arg));
-    return Push(Value());
+    if (functions_[function.number] == Function::kRebuildTensor) {
+      FFR_RETURN_IF_ERROR(Tensor(arg));
+      return Push(Value());  // a tensor holds its storage, not the arguments
+    }
+    return Push(Container(&arg, &arg + 1));  // an object may keep its argument
   }
 
   // _rebuild_tensor_v2(storage, offset, sizes, strides, ...): LibTorch sets these on the tensor
@@ -255,6 +272,67 @@ class Checker {
     return Push(std::move(storage));
   }
 
+  // A new container or object holding the values [first, last).
+  template <class It>
+  Value Container(It first, It last) {
+    Value v;
+    v.node = static_cast<int32_t>(made_at_.size());
+    made_at_.push_back(static_cast<uint32_t>(op_at_));
+    Hold(v, first, last);
+    return v;
+  }
+  Value Container(std::initializer_list<Value> none) { return Container(none.begin(), none.end()); }
+  // `container` (a list, dict or object made earlier) now also holds the values [first, last).
+  template <class It>
+  void Hold(const Value& container, It first, It last) {
+    if (container.node < 0) return;  // not a container: LibTorch refuses to add to it
+    for (It it = first; it != last; ++it)
+      if (it->node >= 0) holds_.emplace_back(container.node, it->node);
+  }
+
+  // How deep the containers nest, by the graph of what holds what (the memo lets a pickle put a
+  // container into one made after it, so depths are known only at the end).
+  ffr::Status CheckNesting() {
+    // Each node's children: held[begin[n], begin[n + 1]).
+    const size_t nodes = made_at_.size();
+    std::sort(holds_.begin(), holds_.end());
+    std::vector<size_t> begin(nodes + 1, 0);
+    for (const auto& h : holds_) ++begin[h.first + 1];
+    for (size_t n = 0; n < nodes; ++n) begin[n + 1] += begin[n];
+    const auto children = [&](int32_t n) { return std::make_pair(begin[n], begin[n + 1]); };
+    enum : int32_t { kUnseen = -1, kOnPath = -2 };
+    std::vector<int32_t> depth(nodes, kUnseen);
+    std::vector<std::pair<int32_t, size_t>> path;  // node, the index in holds_ of its next child to visit
+    for (size_t root = 0; root < nodes; ++root) {
+      if (depth[root] != kUnseen) continue;
+      depth[root] = kOnPath;
+      path.emplace_back(static_cast<int32_t>(root), children(static_cast<int32_t>(root)).first);
+      while (!path.empty()) {
+        const int32_t node = path.back().first;
+        if (path.back().second < children(node).second) {
+          const int32_t child = holds_[path.back().second++].second;
+          op_at_ = made_at_[child];
+          if (depth[child] == kOnPath) return Bad("a container that holds itself");
+          if (depth[child] == kUnseen) {
+            depth[child] = kOnPath;
+            path.emplace_back(child, children(child).first);
+          }
+          continue;
+        }
+        int32_t d = 1;
+        for (size_t h = children(node).first; h < children(node).second; ++h)
+          d = std::max(d, depth[holds_[h].second] + 1);
+        depth[node] = d;
+        op_at_ = made_at_[node];
+        if (d > kMaxNesting)
+          return Bad("containers nested over " + std::to_string(kMaxNesting) +
+                     " deep (LibTorch's recursion through them would overflow its stack)");
+        path.pop_back();
+      }
+    }
+    return ffr::Status::OK();
+  }
+
   std::string Stem() const {
     const bool pkl = name_.size() >= 4 && name_.compare(name_.size() - 4, 4, ".pkl") == 0;
     return pkl ? name_.substr(0, name_.size() - 4) : name_;
@@ -303,6 +381,10 @@ class Checker {
   std::vector<Value> stack_, memo_;
   std::vector<size_t> marks_;  // stack sizes at each MARK
   std::vector<Function> functions_;
+  // The containers and objects made: the byte of the opcode that made each (its node number is its
+  // index), and which holds which.
+  std::vector<uint32_t> made_at_;
+  std::vector<std::pair<int32_t, int32_t>> holds_;  // container node, node it holds
 };
 
 }  // namespace

@@ -158,6 +158,31 @@ TEST(PickleCheckTest, ContainersThatReachBelowTheirMarkAreRefused) {
   EXPECT_TRUE(Check(Pickle().Op('}').Str("k").Op('s').Stop()).IsCorruption());  // SETITEM without a value
 }
 
+// pickle_check_fuzz's ten-minute run: 34,889 nested TUPLE1s overflowed the check's own stack (its
+// tuples' destructors recursed); LibTorch's unpickler dies the same way on a million (a 1 MB pickle).
+TEST(PickleCheckTest, ContainersNestedTooDeepAreRefused) {
+  const auto nested = [](int depth) {
+    Pickle p;
+    p.Op('N');
+    for (int i = 0; i < depth; ++i) p.Op('\x85');  // TUPLE1
+    return p.Stop();
+  };
+  EXPECT_TRUE(Check(nested(1000)).ok());
+  for (const int depth : {1001, 34889, 1000000}) {
+    const ffr::Status s = Check(nested(depth));
+    EXPECT_NE(s.message().find("containers nested over 1000 deep"), std::string::npos) << depth << ": " << s.ToString();
+  }
+  // Nested top down through the memo: each dict goes into the one made before it, read back from the memo.
+  Pickle top_down;
+  top_down.Op('}').Op('r').Le(0, 4);
+  for (uint32_t i = 1; i <= 1000; ++i)
+    top_down.Op('j').Le(i - 1, 4).Str("k").Op('}').Op('r').Le(i, 4).Op('s');
+  EXPECT_NE(Check(top_down.Stop()).message().find("containers nested over 1000 deep"), std::string::npos);
+  // A list that holds itself.
+  const ffr::Status itself = Check(Pickle().Op(']').Op('q').Le(0, 1).Op('(').Op('h').Le(0, 1).Op('e').Stop());
+  EXPECT_NE(itself.message().find("byte 2: a container that holds itself"), std::string::npos) << itself.ToString();
+}
+
 TEST(PickleCheckTest, BytesPastTheEndAreRefused) {
   const ffr::Status s = Check(Pickle().Op('X').Le(0x7fffffff, 4).Raw("abc").Stop());
   EXPECT_NE(s.message().find("byte 2: a string of 2147483647 bytes runs past the end"), std::string::npos)
