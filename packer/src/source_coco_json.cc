@@ -306,54 +306,54 @@ std::string ImageDirectory(const std::string& root, const std::string& split) {
   return "";
 }
 
-// Annotations equal to an earlier one in all but their id: a merge or export gone
-// wrong, most likely. Returns the id of the first such annotation in file order
-// (-1 when none) and their number in *count. Sorts indices rather than keeping a
-// set of keys: COCO's 860,000 annotations then cost 8 bytes each, not a tree node.
-int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* count) {
-  const auto key = [&](size_t i) {
-    const CocoAnnotation& a = annotations[i];
-    return std::make_tuple(a.image_id, a.category_id, a.iscrowd, a.bbox[0], a.bbox[1], a.bbox[2], a.bbox[3]);
-  };
-  std::vector<size_t> order(annotations.size());
+// Items whose key equals an earlier item's: their number; the first of them in
+// index order goes to *first, the earlier item it repeats to *earlier. Sorts
+// indices rather than keeping a set of keys: COCO's 860,000 annotations then
+// cost 8 bytes each, not a tree node.
+template <class Key>
+size_t FindRepeats(size_t n, const Key& key, size_t* first, size_t* earlier) {
+  std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
-  // Equal keys end up adjacent, earliest first: every later one of a run is a duplicate.
+  // Equal keys end up adjacent, earliest first: every later one of a run repeats the run's first.
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const auto ka = key(a), kb = key(b);
+    const auto &ka = key(a), &kb = key(b);  // a reference to a file name, or a tuple kept alive
     return ka != kb ? ka < kb : a < b;
   });
-  *count = 0;
-  size_t first = annotations.size();
+  size_t count = 0, run = 0;
+  *first = n;
   for (size_t k = 1; k < order.size(); ++k) {
-    if (key(order[k]) != key(order[k - 1])) continue;
-    ++*count;
-    first = std::min(first, order[k]);
+    if (key(order[k]) != key(order[k - 1])) {
+      run = k;
+      continue;
+    }
+    ++count;
+    if (order[k] < *first) *first = order[k], *earlier = order[run];
   }
-  return first < annotations.size() ? annotations[first].id : -1;
+  return count;
+}
+
+// Annotations equal to an earlier one in all but their id: a merge or export gone
+// wrong, most likely. Returns the id of the first such annotation in file order
+// (-1 when none) and their number in *count.
+int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* count) {
+  size_t first = 0, earlier = 0;
+  *count = FindRepeats(annotations.size(), [&](size_t i) {
+    const CocoAnnotation& a = annotations[i];
+    return std::make_tuple(a.image_id, a.category_id, a.iscrowd, a.bbox[0], a.bbox[1], a.bbox[2], a.bbox[3]);
+  }, &first, &earlier);
+  return *count > 0 ? annotations[first].id : -1;
 }
 
 // Images naming the file of an earlier one: the same pixels packed as two samples
 // (each with its own id and boxes), most likely a merge gone wrong. Returns their
 // number; *example describes the first one in image (id) order.
 size_t FindRepeatedFileNames(const std::vector<SourceImage>& images, std::string* example) {
-  std::vector<size_t> order(images.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  const auto name = [&](size_t i) -> const std::string& { return images[i].info.file_name; };
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return name(a) != name(b) ? name(a) < name(b) : a < b; });
-  size_t count = 0, first = images.size(), first_of_name = 0;
-  for (size_t k = 1; k < order.size(); ++k) {
-    if (name(order[k]) != name(order[k - 1])) {
-      first_of_name = k;
-      continue;
-    }
-    ++count;
-    if (order[k] < first) {
-      first = order[k];
-      *example = "'" + name(first) + "', image ids " + std::to_string(images[order[first_of_name]].info.image_id) +
-                 " and " + std::to_string(images[first].info.image_id);
-    }
-  }
+  size_t first = 0, earlier = 0;
+  const size_t count = FindRepeats(
+      images.size(), [&](size_t i) -> const std::string& { return images[i].info.file_name; }, &first, &earlier);
+  if (count > 0)
+    *example = "'" + images[first].info.file_name + "', image ids " + std::to_string(images[earlier].info.image_id) +
+               " and " + std::to_string(images[first].info.image_id);
   return count;
 }
 

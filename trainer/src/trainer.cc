@@ -100,6 +100,7 @@ struct Trainer::State {
   std::string model_yaml;
   CheckpointInfo resumed;  // resuming: last.pt's metadata
   CheckpointInfo weights;  // --weights' metadata, when not resuming
+  std::string train_split;  // --train-split, or the dataset's default
   int saved_world = 1;     // resuming: the world size last.pt was written by
   int rank = 0, world = 1;
   bool main_rank = true;
@@ -246,9 +247,9 @@ Status Trainer::State::SetUpDevice() {
 // directory exists.
 Status Trainer::State::OpenDataset() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
-  std::string train_split;
-  FFR_RETURN_IF_ERROR(opt.train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
-                                              : dataset->CheckSplit(opt.train_split));
+  train_split = opt.train_split;
+  FFR_RETURN_IF_ERROR(train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
+                                          : dataset->CheckSplit(train_split));
   if (!opt.val_split.empty()) FFR_RETURN_IF_ERROR(dataset->CheckSplit(opt.val_split));
   nc = static_cast<int64_t>(dataset->num_classes());
   names = dataset->manifest().names;
@@ -272,10 +273,8 @@ Status Trainer::State::OpenRunDirectory() {
 
 // check_anchors on the training split's label index; replaced anchors go back into Detect in grid units.
 Status Trainer::State::AutoAnchor() {
-  std::string split = opt.train_split;
-  if (split.empty()) FFR_RETURN_IF_ERROR(dataset->DefaultSplit(true, &split));
   LabelIndex index;
-  FFR_RETURN_IF_ERROR(dataset->LoadLabelIndex(split, &index));
+  FFR_RETURN_IF_ERROR(dataset->LoadLabelIndex(train_split, &index));
   DetectImpl& detect = model->detect();
   torch::NoGradGuard no_grad;
   const torch::Tensor stride = torch::tensor(detect.strides(), torch::kFloat).view({-1, 1, 1});
@@ -395,7 +394,7 @@ Status Trainer::State::SetUpData() {
   ffr::ReaderOptions cache_reader;
   cache_reader.backend = opt.cache == "ram" ? ffr::IoBackend::kMmap : ffr::IoBackend::kAuto;
   LoaderOptions& lo = loader_options;
-  lo.split = opt.train_split;
+  lo.split = train_split;
   lo.training = true;
   lo.img_size = opt.img_size;
   lo.batch_size = opt.batch_size / world;
@@ -411,7 +410,7 @@ Status Trainer::State::SetUpData() {
   lo.single_cls = opt.single_cls;
   lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
   if (cache) {
-    FFR_RETURN_IF_ERROR(SetUpPixelCache(opt.train_split, /*training=*/true));
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(train_split, /*training=*/true));
     lo.pixel_cache = true;
     lo.reader = cache_reader;
   }
