@@ -15,7 +15,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include <yaml-cpp/yaml.h>
 
@@ -63,7 +62,7 @@ ImageSizes SourceImageSizes(const SourceDataset& source) {
   ImageSizes sizes;
   for (const SourceSplit& split : source.splits) {
     sizes.emplace_back();
-    for (const SourceImage& im : split.images) sizes.back().push_back(FileSizeOrZero(im.path));
+    for (size_t i = 0; i < split.images.size(); ++i) sizes.back().push_back(FileSizeOrZero(split.images.path(i)));
   }
   return sizes;
 }
@@ -253,9 +252,10 @@ class ShardFinisher {
 
 class SplitPacker {
  public:
-  SplitPacker(const PackOptions& opt, const SourceDataset& source, const SourceSplit& split,
+  // The split's EvalBoxes are handed over to its label index (see MoveEvalBoxesToIndex).
+  SplitPacker(const PackOptions& opt, const SourceDataset& source, SourceSplit* split,
               const std::vector<uint64_t>& sizes, PackSummary* summary)
-      : opt_(opt), source_(source), split_(split), sizes_(sizes), summary_(summary), dir_(opt.output + "/" + split.name) {}
+      : opt_(opt), source_(source), split_(*split), sizes_(sizes), summary_(summary), dir_(opt.output + "/" + split->name) {}
 
   Status Run(SplitInfo* info);
 
@@ -266,7 +266,8 @@ class SplitPacker {
                     ShardInfo* written);
   Status NoteShardNeed(Status s, size_t begin, size_t end) const;
   Status ResumeShard(const std::string& path, size_t begin, size_t end, ShardInfo* info);
-  Status AddEvalBoxes();
+  void AddToIndex(size_t image, const RecordInfo& info, uint64_t image_bytes);
+  Status MoveEvalBoxesToIndex();
   void Message(const std::string& m) const {
     if (opt_.on_message) opt_.on_message(m);
   }
@@ -274,11 +275,12 @@ class SplitPacker {
 
   const PackOptions& opt_;
   const SourceDataset& source_;
-  const SourceSplit& split_;
+  SourceSplit& split_;
   const std::vector<uint64_t>& sizes_;  // of split_.images' files
   PackSummary* summary_;
   std::string dir_;
   LabelIndex index_;
+  std::vector<size_t> packed_from_;  // the source image of each sample of index_
   SplitInfo info_;
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> bytes_{0};
@@ -374,7 +376,7 @@ Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead
     summary_->warnings += static_cast<int64_t>(p.warnings.size());
     if (p.status.ok()) {
       s = w->Append(p.record.data(), p.record.size());
-      if (s.ok()) index_.Add(p.info, p.image_bytes);
+      if (s.ok()) AddToIndex(i, p.info, p.image_bytes);
     } else if (opt_.skip_bad) {
       Message("skipped: " + p.status.message());
       ++info_.skipped;
@@ -401,7 +403,7 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
   std::unique_ptr<ffr::Reader> reader;
   FFR_RETURN_IF_ERROR(ffr::Reader::Open(path, ro, &reader));
   const auto skipped_earlier = [this](size_t image) {
-    Message("skipped: " + split_.images[image].path + " (by the earlier run this one resumes)");
+    Message("skipped: " + split_.images.path(image) + " (by the earlier run this one resumes)");
     ++info_.skipped;
   };
   ffr::ReadBuffer buf;
@@ -413,50 +415,55 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
     FFR_RETURN_IF_ERROR(RecordView::Parse(s.data, s.size, reader->Describe(i), &v));
     const RecordInfo record = v.info();
     for (; next < end; ++next) {
-      const RecordInfo& source = split_.images[next].info;
-      if (source.image_id == record.image_id && source.file_name == record.file_name) break;
+      if (split_.images.image_id(next) == record.image_id && split_.images.file_name(next) == record.file_name)
+        break;
       skipped_earlier(next);
     }
-    if (next++ == end)
+    if (next == end)
       return Status::Corruption(reader->Describe(i) + ": image id " + std::to_string(record.image_id) + " (" +
                                 record.file_name + ") is not among the shard's images in " + split_.listing);
-    index_.Add(record, v.image_size());
+    AddToIndex(next++, record, v.image_size());
   }
   for (; next < end; ++next) skipped_earlier(next);
   info->samples = reader->size();
   return opt_.env->GetFileSize(path, &info->bytes);
 }
 
-// The source's EvalBoxes of every sample packed, found by image id: resumed
-// shards' samples are known only by their records.
-Status SplitPacker::AddEvalBoxes() {
-  if (!split_.has_eval_boxes) return Status::OK();
-  std::unordered_map<int64_t, const SourceImage*> by_id;
-  for (const SourceImage& image : split_.images) by_id.emplace(image.info.image_id, &image);
+void SplitPacker::AddToIndex(size_t image, const RecordInfo& info, uint64_t image_bytes) {
+  index_.Add(info, image_bytes);
+  packed_from_.push_back(image);
+}
+
+// The source's EvalBoxes become the label index's, moved in place rather than
+// copied (they are the largest part of the metadata a pack holds): those of
+// images not packed are dropped, and those of images --max-size shrank shrink
+// with them, as the Boxes' areas did (PrepareOne). Samples keep the source's
+// order, so each image's boxes move only towards the front.
+Status SplitPacker::MoveEvalBoxesToIndex() {
+  if (!split_.images.has_eval_boxes()) return Status::OK();
+  std::vector<uint64_t> source_begin;
+  std::vector<EvalBox> boxes;
+  split_.images.TakeEvalBoxes(&source_begin, &boxes);
+  std::vector<uint64_t> begin{0};
+  begin.reserve(index_.size() + 1);
   for (size_t i = 0; i < index_.size(); ++i) {
-    const auto it = by_id.find(index_.image_id(i));
-    if (it == by_id.end())
-      return Status::Corruption("cannot resume: sample " + std::to_string(i) + " of split '" + split_.name +
-                                "' (image id " + std::to_string(index_.image_id(i)) + ", " + index_.file_name(i) +
-                                ") is not in " + split_.listing + "; rerun with --force");
-    // An image shrunk by --max-size is smaller than the JSON says: its
-    // EvalBoxes shrink with it, as the Boxes' areas did (PrepareOne).
-    const SourceImage& image = *it->second;
-    const double sx = static_cast<double>(index_.width(i)) / image.info.width;
-    const double sy = static_cast<double>(index_.height(i)) / image.info.height;
-    if (sx == 1 && sy == 1) {
-      index_.AddEvalBoxes(image.eval_boxes);
-      continue;
+    const size_t image = packed_from_[i];
+    const double sx = static_cast<double>(index_.width(i)) / split_.images.width(image);
+    const double sy = static_cast<double>(index_.height(i)) / split_.images.height(image);
+    uint64_t to = begin.back();
+    for (uint64_t from = source_begin[image]; from < source_begin[image + 1]; ++from, ++to) {
+      EvalBox b = boxes[from];
+      if (sx != 1 || sy != 1) {
+        b.x *= sx, b.w *= sx;
+        b.y *= sy, b.h *= sy;
+        b.area *= sx * sy;
+      }
+      boxes[to] = b;
     }
-    std::vector<EvalBox> scaled = image.eval_boxes;
-    for (EvalBox& b : scaled) {
-      b.x *= sx, b.w *= sx;
-      b.y *= sy, b.h *= sy;
-      b.area *= sx * sy;
-    }
-    index_.AddEvalBoxes(scaled);
+    begin.push_back(to);
   }
-  return Status::OK();
+  boxes.resize(begin.back());
+  return index_.SetEvalBoxes(std::move(begin), std::move(boxes));
 }
 
 Status SplitPacker::Run(SplitInfo* result) {
@@ -465,12 +472,8 @@ Status SplitPacker::Run(SplitInfo* result) {
   for (const std::string& orphan : split_.orphan_labels) Message("warning: label without an image: " + orphan);
   summary_->warnings += static_cast<int64_t>(split_.orphan_labels.size());
 
-  size_t boxes = 0, eval_boxes = 0;
-  for (const SourceImage& im : split_.images) {
-    boxes += im.info.boxes.size();
-    eval_boxes += im.eval_boxes.size();
-  }
-  index_.Reserve(split_.images.size(), boxes, eval_boxes);
+  index_.Reserve(split_.images.size(), split_.images.total_boxes());
+  packed_from_.reserve(split_.images.size());
   const std::vector<size_t> starts = PlanShards(sizes_, opt_);
 
   // Shards an earlier run of the same pack finished are kept; the images of
@@ -523,7 +526,7 @@ Status SplitPacker::Run(SplitInfo* result) {
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
   info_.shards = shards;
-  FFR_RETURN_IF_ERROR(AddEvalBoxes());
+  FFR_RETURN_IF_ERROR(MoveEvalBoxesToIndex());
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
@@ -653,8 +656,9 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
 }
 
 // The splits, then dataset.yaml, then the state file's removal.
-Status PackSplits(const PackOptions& opt, const SourceDataset& source, const ImageSizes& sizes,
+Status PackSplits(const PackOptions& opt, SourceDataset* source_dataset, const ImageSizes& sizes,
                   PackSummary* summary) {
+  const SourceDataset& source = *source_dataset;
   Manifest& m = summary->manifest;
   m.created = NowIso8601();
   m.source = fs::absolute(opt.source).lexically_normal().string();
@@ -664,7 +668,7 @@ Status PackSplits(const PackOptions& opt, const SourceDataset& source, const Ima
   m.options = OptionsRecord(opt);
   for (size_t s = 0; s < source.splits.size(); ++s) {
     SplitInfo info;
-    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, source.splits[s], sizes[s], summary).Run(&info));
+    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, &source_dataset->splits[s], sizes[s], summary).Run(&info));
     m.splits.push_back(std::move(info));
   }
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
@@ -705,7 +709,7 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
 
   const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, sizes));
   FFR_RETURN_IF_ERROR(CheckFreeSpace(needs));
-  const Status s = PackSplits(opt, source, sizes, summary);
+  const Status s = PackSplits(opt, &source, sizes, summary);
   if (!s.ok()) return WithSpaceNeeded(s, needs);
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();

@@ -4,6 +4,7 @@
 // kept (COCOeval's ignore regions) and images are ordered by id.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <iterator>
 #include <limits>
@@ -33,6 +34,10 @@ struct CocoAnnotation {
   double area = 0;
   bool iscrowd = false;
 };
+
+// A deque: a vector grown to COCO's 860,000 annotations would hold up to twice
+// their room while it moves them, and the scan is where a pack's memory peaks.
+using Annotations = std::deque<CocoAnnotation>;
 
 struct CocoCategory {
   int64_t id = 0;
@@ -152,7 +157,7 @@ class CocoReader {
   }
 
   std::vector<CocoImage> images;
-  std::vector<CocoAnnotation> annotations;
+  Annotations annotations;
   std::vector<CocoCategory> categories;
   Status error;  // the first malformed entry
 
@@ -335,7 +340,7 @@ size_t FindRepeats(size_t n, const Key& key, size_t* first, size_t* earlier) {
 // Annotations equal to an earlier one in all but their id: a merge or export gone
 // wrong, most likely. Returns the id of the first such annotation in file order
 // (-1 when none) and their number in *count.
-int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* count) {
+int64_t FindDuplicates(const Annotations& annotations, size_t* count) {
   size_t first = 0, earlier = 0;
   *count = FindRepeats(annotations.size(), [&](size_t i) {
     const CocoAnnotation& a = annotations[i];
@@ -347,19 +352,19 @@ int64_t FindDuplicates(const std::vector<CocoAnnotation>& annotations, size_t* c
 // Images naming the file of an earlier one: the same pixels packed as two samples
 // (each with its own id and boxes), most likely a merge gone wrong. Returns their
 // number; *example describes the first one in image (id) order.
-size_t FindRepeatedFileNames(const std::vector<SourceImage>& images, std::string* example) {
+size_t FindRepeatedFileNames(const std::vector<CocoImage>& images, std::string* example) {
   size_t first = 0, earlier = 0;
   const size_t count = FindRepeats(
-      images.size(), [&](size_t i) -> const std::string& { return images[i].info.file_name; }, &first, &earlier);
+      images.size(), [&](size_t i) -> const std::string& { return images[i].file_name; }, &first, &earlier);
   if (count > 0)
-    *example = "'" + images[first].info.file_name + "', image ids " + std::to_string(images[earlier].info.image_id) +
-               " and " + std::to_string(images[first].info.image_id);
+    *example = "'" + images[first].file_name + "', image ids " + std::to_string(images[earlier].id) + " and " +
+               std::to_string(images[first].id);
   return count;
 }
 
 // pycocotools indexes annotations by id: of two with one id it scores the
 // later one twice and never the first, so evaluation could not match it.
-Status CheckAnnotationIds(const std::string& file, const std::vector<CocoAnnotation>& annotations) {
+Status CheckAnnotationIds(const std::string& file, const Annotations& annotations) {
   std::vector<int64_t> ids;
   ids.reserve(annotations.size());
   for (const CocoAnnotation& a : annotations)
@@ -389,93 +394,81 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   std::sort(images.begin(), images.end(), [](const CocoImage& a, const CocoImage& b) { return a.id < b.id; });
   out->name = split;
   out->listing = file;
-  out->images.resize(images.size());
+  out->images = SourceImages(SourceLayout::kCocoJson, image_dir, "");
+  SourceImages& table = out->images;
+  size_t name_bytes = 0;
+  for (const CocoImage& image : images) name_bytes += image.file_name.size();
+  table.Reserve(images.size(), name_bytes);
   FFR_RETURN_IF_ERROR(CheckAnnotationIds(file, coco.annotations));
   std::unordered_map<int64_t, size_t> position_of_image;
   for (size_t i = 0; i < images.size(); ++i) {
     if (i > 0 && images[i].id == images[i - 1].id)
       return Status::Corruption(file + ": image id " + std::to_string(images[i].id) + " appears twice");
     position_of_image[images[i].id] = i;
-    SourceImage& image = out->images[i];
-    image.path = image_dir + "/" + images[i].file_name;
+    table.Add(images[i].id, images[i].file_name, images[i].width, images[i].height);
     // A stranger's JSON must not make the packer read (and store) files outside the image folder.
     const std::filesystem::path name(images[i].file_name);
     if (name.is_absolute() || std::find(name.begin(), name.end(), "..") != name.end())
-      image.problem = Status::Corruption(file + ": image id " + std::to_string(images[i].id) + ": file_name '" +
-                                         images[i].file_name + "' leads outside " + image_dir);
-    image.info.width = images[i].width;
-    image.info.height = images[i].height;
-    image.info.image_id = images[i].id;
-    image.info.file_name = std::move(images[i].file_name);
+      table.SetProblem(i, Status::Corruption(file + ": image id " + std::to_string(images[i].id) + ": file_name '" +
+                                             images[i].file_name + "' leads outside " + image_dir));
   }
 
   std::string repeated_file;
-  if (const size_t repeats = FindRepeatedFileNames(out->images, &repeated_file); repeats > 0)
+  if (const size_t repeats = FindRepeatedFileNames(images, &repeated_file); repeats > 0)
     dataset->warnings.push_back(file + ": " + std::to_string(repeats) +
                                 " images name the file of an earlier image (the first: " + repeated_file +
                                 "); each is packed as a sample of its own");
   size_t duplicates = 0;
   const int64_t first_duplicate_id = FindDuplicates(coco.annotations, &duplicates);
-  // Each image's boxes get their exact room first: vectors grown one push at a time
-  // would keep up to twice the space, for every image of the split, all through the pack.
-  std::vector<uint32_t> boxes_of(images.size(), 0);
-  for (const CocoAnnotation& ann : coco.annotations) {
-    const auto it = position_of_image.find(ann.image_id);
-    if (it != position_of_image.end()) ++boxes_of[it->second];
-  }
-  for (size_t i = 0; i < images.size(); ++i) {
-    out->images[i].eval_boxes.reserve(boxes_of[i]);
-    out->images[i].info.boxes.reserve(boxes_of[i]);
-  }
+
+  // Each annotation of a known image and category becomes an EvalBox of its
+  // image, in the JSON's order: counted per image first, then put in place.
+  constexpr size_t kNotStored = static_cast<size_t>(-1);
+  std::vector<size_t> image_of(coco.annotations.size(), kNotStored);
+  std::vector<uint16_t> class_of(coco.annotations.size(), 0);
+  std::vector<uint64_t> begin(images.size() + 1, 0);
   size_t empty_boxes = 0;
   int64_t first_empty_id = -1;
-  for (const CocoAnnotation& ann : coco.annotations) {
-    const std::string ann_name = "annotation id " + std::to_string(ann.id);
+  for (size_t k = 0; k < coco.annotations.size(); ++k) {
+    const CocoAnnotation& ann = coco.annotations[k];
+    const auto ann_name = [&] { return "annotation id " + std::to_string(ann.id); };
     const auto image_it = position_of_image.find(ann.image_id);
     if (image_it == position_of_image.end()) {
-      out->orphan_labels.push_back(file + ": " + ann_name + " (image_id " + std::to_string(ann.image_id) +
+      out->orphan_labels.push_back(file + ": " + ann_name() + " (image_id " + std::to_string(ann.image_id) +
                                    " is not in \"images\")");
       continue;
     }
-    SourceImage& image = out->images[image_it->second];
+    const size_t i = image_it->second;
     const auto class_it = class_of_category.find(ann.category_id);
     if (class_it == class_of_category.end()) {
-      if (image.problem.ok())
-        image.problem = Status::Corruption(file + ": " + ann_name + " (image " + image.info.file_name +
-                                           "): unknown category_id " + std::to_string(ann.category_id));
+      table.SetProblem(i, Status::Corruption(file + ": " + ann_name() + " (image " + images[i].file_name +
+                                             "): unknown category_id " + std::to_string(ann.category_id)));
       continue;
     }
-    const double x = ann.bbox[0], y = ann.bbox[1], w = ann.bbox[2], h = ann.bbox[3];
-    image.eval_boxes.push_back({class_it->second, ann.iscrowd, x, y, w, h, ann.area});
-    // JSON2YOLO drops these too; they are not objects anyone can detect (but
-    // pycocotools counts them, so their EvalBoxes stay).
-    if (w <= 0 || h <= 0) {
+    image_of[k] = i;
+    class_of[k] = class_it->second;
+    ++begin[i + 1];
+    const EvalBox eval{class_it->second, ann.iscrowd, ann.bbox[0], ann.bbox[1], ann.bbox[2], ann.bbox[3], ann.area};
+    // Not trained on (see SourceImages), but pycocotools counts them.
+    if (eval.w <= 0 || eval.h <= 0) {
       if (empty_boxes++ == 0) first_empty_id = ann.id;
       continue;
     }
-    const double width = image.info.width, height = image.info.height;
-    const double values[] = {(x + w / 2) / width, (y + h / 2) / height, w / width, h / height, ann.area};
-    // The record stores floats: a bbox or area past float's range would be an infinite box.
-    if (!std::all_of(std::begin(values), std::end(values),
-                     [](double v) { return std::fabs(v) <= std::numeric_limits<float>::max(); })) {
-      if (image.problem.ok())
-        image.problem = Status::Corruption(file + ": " + ann_name + " (image " + image.info.file_name +
-                                           "): bbox or area out of range");
-      continue;
-    }
     Box box;
-    box.class_index = class_it->second;
-    box.iscrowd = ann.iscrowd;
-    box.cx = static_cast<float>(values[0]);
-    box.cy = static_cast<float>(values[1]);
-    box.w = static_cast<float>(values[2]);
-    box.h = static_cast<float>(values[3]);
-    box.area = static_cast<float>(values[4]);
-    image.info.boxes.push_back(box);
+    if (!CocoTrainingBox(eval, images[i].width, images[i].height, &box))
+      table.SetProblem(i, Status::Corruption(file + ": " + ann_name() + " (image " + images[i].file_name +
+                                             "): bbox or area out of range"));
   }
-  for (SourceImage& image : out->images)
-    if (!image.problem.ok()) image.info.boxes.clear(), image.eval_boxes.clear();
-  out->has_eval_boxes = true;
+  for (size_t i = 0; i < images.size(); ++i) begin[i + 1] += begin[i];
+  std::vector<EvalBox> eval_boxes(begin.back());
+  std::vector<uint64_t> next(begin.begin(), begin.end() - 1);
+  for (size_t k = 0; k < coco.annotations.size(); ++k) {
+    if (image_of[k] == kNotStored) continue;
+    const CocoAnnotation& ann = coco.annotations[k];
+    eval_boxes[next[image_of[k]]++] = {class_of[k], ann.iscrowd, ann.bbox[0], ann.bbox[1], ann.bbox[2], ann.bbox[3],
+                                       ann.area};
+  }
+  table.SetEvalBoxes(std::move(begin), std::move(eval_boxes));
   if (empty_boxes > 0)
     dataset->warnings.push_back(file + ": " + std::to_string(empty_boxes) +
                                 " annotations have a bbox without width or height (the first: id " +
@@ -489,6 +482,22 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     dataset->warnings.push_back(file + ": " + std::to_string(out->orphan_labels.size()) +
                                 " annotations refer to images not in \"images\"; ignored");
   return Status::OK();
+}
+
+bool CocoTrainingBox(const EvalBox& annotation, uint32_t width, uint32_t height, Box* out) {
+  const double x = annotation.x, y = annotation.y, w = annotation.w, h = annotation.h;
+  const double values[] = {(x + w / 2) / width, (y + h / 2) / height, w / width, h / height, annotation.area};
+  if (!std::all_of(std::begin(values), std::end(values),
+                   [](double v) { return std::fabs(v) <= std::numeric_limits<float>::max(); }))
+    return false;
+  out->class_index = annotation.class_index;
+  out->iscrowd = annotation.iscrowd;
+  out->cx = static_cast<float>(values[0]);
+  out->cy = static_cast<float>(values[1]);
+  out->w = static_cast<float>(values[2]);
+  out->h = static_cast<float>(values[3]);
+  out->area = static_cast<float>(values[4]);
+  return true;
 }
 
 }  // namespace ffyolo::source_internal

@@ -22,4 +22,9 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
 Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_t num_classes,
                         std::vector<std::string>* warnings, SourceSplit* out, int* max_class);
 
+// The training box of a COCO annotation (bbox [x, y, w, h] in pixels, w and h
+// positive) in an image of width x height: a normalized centre box. False when
+// a value is past float's range, which the record stores.
+bool CocoTrainingBox(const EvalBox& annotation, uint32_t width, uint32_t height, Box* out);
+
 }  // namespace ffyolo::source_internal

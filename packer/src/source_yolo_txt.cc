@@ -191,18 +191,20 @@ std::vector<LabelResult> ParseLabelFiles(const std::vector<std::string>& paths, 
 // Ultralytics' COCO convention: the image id is the file stem when every stem
 // is a distinct integer ("000000000009.jpg" -> 9). Otherwise every image gets
 // its 1-based position, so that ids never collide.
-bool AssignImageIds(std::vector<SourceImage>* images) {
-  std::unordered_set<int64_t> ids;
-  for (SourceImage& image : *images) {
-    const std::string stem = fs::path(image.info.file_name).stem().string();
+bool AssignImageIds(const std::vector<std::string>& image_files, std::vector<int64_t>* ids) {
+  ids->clear();
+  std::unordered_set<int64_t> seen;
+  for (const std::string& file : image_files) {
+    const std::string stem = fs::path(file).stem().string();
     if (stem.empty() || stem.size() > 18 ||
         !std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; }))
       break;
-    image.info.image_id = std::stoll(stem);
-    if (!ids.insert(image.info.image_id).second) break;
+    ids->push_back(std::stoll(stem));
+    if (!seen.insert(ids->back()).second) break;
   }
-  if (ids.size() == images->size()) return true;
-  for (size_t i = 0; i < images->size(); ++i) (*images)[i].info.image_id = static_cast<int64_t>(i) + 1;
+  if (seen.size() == image_files.size()) return true;
+  ids->resize(image_files.size());
+  for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = static_cast<int64_t>(i) + 1;
   return false;
 }
 
@@ -227,15 +229,10 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
   std::vector<std::string> label_paths(image_files.size());
   out->name = split;
   out->listing = image_dir;
-  out->images.resize(image_files.size());
   for (size_t i = 0; i < image_files.size(); ++i) {
     const std::string stem = WithoutExtension(image_files[i]);
-    SourceImage& image = out->images[i];
-    image.path = image_dir + "/" + image_files[i];
-    image.info.file_name = image_files[i];
-    image.area_from_box = true;
     if (label_stems.count(stem)) {
-      image.label_path = label_paths[i] = label_dir + "/" + stem + ".txt";
+      label_paths[i] = label_dir + "/" + stem + ".txt";
       labelled_stems.insert(stem);
     }
   }
@@ -243,19 +240,24 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
     if (!labelled_stems.count(WithoutExtension(label))) out->orphan_labels.push_back(label_dir + "/" + label);
 
   std::vector<LabelResult> results = ParseLabelFiles(label_paths, num_classes);
+  std::vector<int64_t> ids;
+  const bool ids_from_stems = AssignImageIds(image_files, &ids);
+  size_t name_bytes = 0, boxes = 0;
+  for (size_t i = 0; i < image_files.size(); ++i) name_bytes += image_files[i].size(), boxes += results[i].boxes.size();
+  out->images = SourceImages(SourceLayout::kYoloTxt, image_dir, label_dir);
+  out->images.Reserve(image_files.size(), name_bytes, boxes);
   *max_class = -1;
   for (size_t i = 0; i < results.size(); ++i) {
-    out->images[i].info.boxes = std::move(results[i].boxes);
-    out->images[i].problem = std::move(results[i].problem);
+    out->images.Add(ids[i], image_files[i], 0, 0, results[i].boxes, !label_paths[i].empty());
+    if (!results[i].problem.ok()) out->images.SetProblem(i, std::move(results[i].problem));
     *max_class = std::max(*max_class, results[i].max_class);
     if (results[i].duplicates > 0)
       warnings->push_back(label_paths[i] + ": " + std::to_string(results[i].duplicates) +
                           " duplicate rows removed");
   }
-
-  if (!AssignImageIds(&out->images))
+  if (!ids_from_stems)
     warnings->push_back(image_dir + ": file stems are not distinct integers; image ids are positions 1.." +
-                        std::to_string(out->images.size()));
+                        std::to_string(image_files.size()));
   const size_t unlabelled = std::count(label_paths.begin(), label_paths.end(), std::string());
   if (unlabelled > 0 && has_label_dir)
     warnings->push_back(image_dir + ": " + std::to_string(unlabelled) + " of " +

@@ -438,10 +438,14 @@ Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
 }
 
 Status WriteFileAtomically(Env* env, const std::string& path, const std::string& data) {
+  return WriteFileAtomically(env, path, [&data](WritableFile* file) { return file->Append(data.data(), data.size()); });
+}
+
+Status WriteFileAtomically(Env* env, const std::string& path, const std::function<Status(WritableFile*)>& write) {
   const std::string tmp = path + ".tmp";
   std::unique_ptr<WritableFile> file;
   FFR_RETURN_IF_ERROR(env->NewWritableFile(tmp, &file));
-  Status s = file->Append(data.data(), data.size());
+  Status s = write(file.get());
   if (s.ok()) s = file->Sync();
   if (s.ok()) s = file->Close();
   if (s.ok()) s = env->RenameFile(tmp, path);

@@ -88,14 +88,18 @@ void EditLabelIndex(const std::string& split_dir, size_t sample,
   const Status s = LabelIndex::ReadFile(path, &original);
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_LT(sample, original.size());
+  std::vector<uint64_t> eval_begin{0};
+  std::vector<EvalBox> all_eval;
   for (size_t i = 0; i < original.size(); ++i) {
     RecordInfo info = original.info(i);
     std::vector<EvalBox> eval;
     if (original.has_eval_boxes()) eval.assign(original.eval_boxes(i), original.eval_boxes(i) + original.eval_box_count(i));
     if (i == sample) edit(&info, &eval);
     rewritten.Add(info, original.image_bytes(i));
-    if (original.has_eval_boxes()) rewritten.AddEvalBoxes(eval);
+    all_eval.insert(all_eval.end(), eval.begin(), eval.end());
+    eval_begin.push_back(all_eval.size());
   }
+  if (original.has_eval_boxes()) ASSERT_TRUE(rewritten.SetEvalBoxes(std::move(eval_begin), std::move(all_eval)).ok());
   ASSERT_TRUE(rewritten.WriteFile(path).ok());
 }
 

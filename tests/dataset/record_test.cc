@@ -7,6 +7,8 @@
 #include "ffyolo/label_index.h"
 #include "ffyolo/manifest.h"
 #include "ffyolo/record.h"
+#include "testing/faulty_env.h"
+#include "testing/test_env.h"
 
 namespace ffyolo {
 namespace {
@@ -144,11 +146,10 @@ TEST(LabelIndexTest, EvalBoxesRoundTripBitForBit) {
   const std::vector<EvalBox> first = {{45, false, 0.1 + 0.2, 1e-300, 0, 7.25, 1234.5678901234567},
                                       {0, true, -0.0, 639.9999999999999, 1e15, 0.30000000000000004, 0}};
   idx.Add(SampleInfo(), 1);
-  idx.AddEvalBoxes(first);
   RecordInfo background;
   background.file_name = "bg.jpg";
   idx.Add(background, 2);
-  idx.AddEvalBoxes({});
+  ASSERT_TRUE(idx.SetEvalBoxes({0, 2, 2}, first).ok());
   ASSERT_TRUE(idx.has_eval_boxes());
   LabelIndex back;
   ASSERT_TRUE(LabelIndex::Decode(idx.Encode(), "labels.idx.zst", &back).ok());
@@ -179,11 +180,12 @@ std::string Compress(const std::string& raw) {
   return frame;
 }
 
-// An index several times larger than the 1 MB chunks Encode compresses at a time:
-// every sample, box and EvalBox comes back, whatever chunk it was in.
-TEST(LabelIndexTest, LargeIndexRoundTripsAcrossCompressionChunks) {
+// An index several times larger than the 1 MB chunks Encode compresses at a time.
+LabelIndex LargeIndex() {
   LabelIndex idx;
   constexpr int kSamples = 20000;
+  std::vector<uint64_t> eval_begin{0};
+  std::vector<EvalBox> eval;
   for (int i = 0; i < kSamples; ++i) {
     RecordInfo info = SampleInfo();
     info.image_id = i;
@@ -191,17 +193,23 @@ TEST(LabelIndexTest, LargeIndexRoundTripsAcrossCompressionChunks) {
     info.boxes.resize(i % 9);
     for (size_t b = 0; b < info.boxes.size(); ++b) info.boxes[b].cx = static_cast<float>(i + b);
     idx.Add(info, 1000 + i);
-    std::vector<EvalBox> eval(i % 9);
-    for (size_t b = 0; b < eval.size(); ++b) eval[b].x = i * 10.0 + b;
-    idx.AddEvalBoxes(eval);
+    for (int b = 0; b < i % 9; ++b) eval.push_back({0, false, i * 10.0 + b, 0, 0, 0, 0});
+    eval_begin.push_back(eval.size());
   }
+  EXPECT_TRUE(idx.SetEvalBoxes(std::move(eval_begin), std::move(eval)).ok());
+  return idx;
+}
+
+// Every sample, box and EvalBox comes back, whatever chunk it was in.
+TEST(LabelIndexTest, LargeIndexRoundTripsAcrossCompressionChunks) {
+  const LabelIndex idx = LargeIndex();
   const std::string frame = idx.Encode();
   ASSERT_GT(Decompress(frame).size(), size_t{4} << 20);
   LabelIndex back;
   ASSERT_TRUE(LabelIndex::Decode(frame, "labels.idx.zst", &back).ok());
-  ASSERT_EQ(back.size(), size_t{kSamples});
+  ASSERT_EQ(back.size(), idx.size());
   ASSERT_TRUE(back.has_eval_boxes());
-  for (int i = 0; i < kSamples; ++i) {
+  for (size_t i = 0; i < back.size(); ++i) {
     ASSERT_EQ(back.file_name(i), "image_" + std::to_string(i) + ".jpg");
     ASSERT_EQ(back.image_bytes(i), 1000u + i);
     ASSERT_EQ(back.box_count(i), size_t(i % 9));
@@ -211,6 +219,42 @@ TEST(LabelIndexTest, LargeIndexRoundTripsAcrossCompressionChunks) {
       ASSERT_EQ(back.eval_boxes(i)[b].x, i * 10.0 + b);
     }
   }
+}
+
+// WriteFile streams the frame into the file as it is compressed: the file holds
+// Encode()'s bytes, and a write failing part way leaves no file, not a torn one.
+TEST(LabelIndexTest, WriteFileStreamsEncodeAndLeavesNothingOnFailure) {
+  const LabelIndex idx = LargeIndex();
+  testing::ScratchDir dir("label_index_write");
+  const std::string path = dir / "labels.idx.zst";
+  ASSERT_TRUE(idx.WriteFile(path).ok());
+  EXPECT_EQ(testing::ReadFileToString(path), idx.Encode());
+
+  testing::FaultyEnv env;
+  env.FailFrom(testing::WriteOp::kAppend, 1);  // the second piece
+  const std::string failed = dir / "failed.idx.zst";
+  const Status s = idx.WriteFile(failed, &env);
+  ASSERT_FALSE(s.ok());
+  EXPECT_GE(env.calls(testing::WriteOp::kAppend), 2);
+  EXPECT_NE(s.message().find(failed), std::string::npos) << s.message();
+  EXPECT_FALSE(ffr::Env::Default()->FileExists(failed));
+  EXPECT_FALSE(ffr::Env::Default()->FileExists(failed + ".tmp"));
+}
+
+// EvalBoxes are given for every sample at once, by offsets that must fit the samples.
+TEST(LabelIndexTest, SetEvalBoxesRefusesOffsetsThatDoNotFit) {
+  LabelIndex idx;
+  idx.Add(SampleInfo(), 1);
+  idx.Add(SampleInfo(), 1);
+  const std::vector<EvalBox> two(2);
+  for (const std::vector<uint64_t>& begin : std::vector<std::vector<uint64_t>>{
+           {0, 2}, {0, 1, 1, 2}, {1, 1, 2}, {0, 2, 1}, {0, 1, 3}}) {
+    LabelIndex copy = idx;
+    EXPECT_TRUE(copy.SetEvalBoxes(begin, two).IsInvalidArgument());
+    EXPECT_FALSE(copy.has_eval_boxes());
+  }
+  EXPECT_TRUE(idx.SetEvalBoxes({0, 1, 2}, two).ok());
+  EXPECT_TRUE(idx.has_eval_boxes());
 }
 
 TEST(LabelIndexTest, ReadsVersionOneAndRefusesNewerVersions) {

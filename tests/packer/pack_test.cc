@@ -329,6 +329,28 @@ TEST(PackTest, SkipBadReportsEachSkipAndCounts) {
   EXPECT_EQ(report.samples, 2);
 }
 
+// The label index's EvalBoxes are the source's, moved into it in place: a
+// skipped image takes its own with it, and the images after it keep theirs.
+TEST(PackTest, SkippedImageTakesItsEvalBoxesWithIt) {
+  ScratchDir dir("skip_eval");
+  WriteCocoTree(dir / "src", "val",
+                {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), R"("category_id":1,"bbox":[1,2,3,4],"area":12,"iscrowd":0)"},
+                 {"gone.jpg", 32, 24, "", R"("category_id":3,"bbox":[5,6,7,8],"area":56,"iscrowd":0)"},
+                 {"c.jpg", 32, 24, MakeJpeg(32, 24, 1), R"("category_id":3,"bbox":[9,10,11,12],"area":132,"iscrowd":1)"}});
+  PackOptions o = Options(dir / "src", dir / "out.ffr");
+  o.skip_bad = true;
+  PackSummary sum;
+  ASSERT_TRUE(Pack(o, &sum).ok());
+  const LabelIndex idx = LoadIndex(dir / "out.ffr", "val");
+  ASSERT_EQ(idx.size(), 2u);
+  ASSERT_TRUE(idx.has_eval_boxes());
+  ASSERT_EQ(idx.eval_box_count(0), 1u);
+  ASSERT_EQ(idx.eval_box_count(1), 1u);
+  // Categories sorted by id: 1 (person) is class 0, 3 (car) class 1.
+  EXPECT_EQ(idx.eval_boxes(0)[0], (EvalBox{0, false, 1, 2, 3, 4, 12}));
+  EXPECT_EQ(idx.eval_boxes(1)[0], (EvalBox{1, true, 9, 10, 11, 12, 132}));
+}
+
 // A split without images packs into nothing anyone can train or validate on:
 // refused before any output is written, naming the split and its listing.
 TEST(PackTest, EmptyCocoSplitIsRefused) {

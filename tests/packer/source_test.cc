@@ -127,13 +127,13 @@ TEST(Coco128Test, JsonBoxesEqualYoloBoxes) {
   SourceDataset json, yolo;
   ASSERT_TRUE(ScanSource(coco128, Layout(SourceLayout::kCocoJson), &json).ok());
   ASSERT_TRUE(ScanSource(coco128, Layout(SourceLayout::kYoloTxt), &yolo).ok());
-  std::map<std::string, const SourceImage*> yolo_by_name;
-  for (const SourceImage& image : yolo.splits[0].images) yolo_by_name[image.info.file_name] = &image;
+  std::map<std::string, SourceImage> yolo_by_name;
+  for (const SourceImage& image : yolo.splits[0].images) yolo_by_name.emplace(image.info.file_name, image);
   ASSERT_EQ(yolo_by_name.size(), json.splits[0].images.size());
 
   for (const SourceImage& image : json.splits[0].images) {
     ASSERT_TRUE(yolo_by_name.count(image.info.file_name)) << image.info.file_name;
-    const SourceImage& other = *yolo_by_name[image.info.file_name];
+    const SourceImage& other = yolo_by_name.at(image.info.file_name);
     EXPECT_EQ(other.info.image_id, image.info.image_id);
     std::vector<Box> expected;
     for (const Box& box : image.info.boxes)
@@ -172,7 +172,7 @@ TEST(Coco128Test, ScannedImagesPassTheImageChecks) {
   ASSERT_TRUE(ScanSource(coco128, ScanOptions(), &ds).ok());
   ImageInspector inspector;
   size_t gray = 0;
-  for (SourceImage& image : ds.splits[0].images) {
+  for (SourceImage image : ds.splits[0].images) {
     ImageFacts facts;
     ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, true, &facts).ok());
     ASSERT_TRUE(ApplyImageFacts(facts, image.path, &image.info).ok()) << image.path;
@@ -263,7 +263,7 @@ TEST_F(CocoJsonTest, ConvertsTheCocoConventions) {
   EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 1 annotations have a bbox without width or height"));
 
   // pycocotools' ground truth: every annotation as the JSON gives it, the empty one included.
-  EXPECT_TRUE(split.has_eval_boxes);
+  EXPECT_TRUE(split.images.has_eval_boxes());
   ASSERT_EQ(first.eval_boxes.size(), 1u);
   EXPECT_TRUE(first.eval_boxes[0].iscrowd);
   ASSERT_EQ(second.eval_boxes.size(), 2u);
@@ -504,7 +504,7 @@ TEST_F(CocoJsonTest, ImageSizeDifferentFromTheJsonIsCaught) {
                        "categories": [{"id": 1, "name": "a"}], "annotations": []})")
                   .ok());
   WriteFile(dir_ / "images/train/1.jpg", testing::MakeJpeg(40, 30, 3));
-  SourceImage& image = ds_.splits[0].images[0];
+  SourceImage image = ds_.splits[0].images[0];
   ImageInspector inspector;
   ImageFacts facts;
   ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, false, &facts).ok());
@@ -600,7 +600,7 @@ TEST_F(YoloTxtTest, CocoNamesGetCocoCategoryIds) {
 TEST_F(YoloTxtTest, PolygonRowBecomesItsBoundingBox) {
   const Status s = ScanOneImageProblem("0 0.1 0.2 0.5 0.3 0.3 0.6\n");
   ASSERT_TRUE(s.ok()) << s.ToString();
-  const Box& box = ds_.splits[0].images[0].info.boxes.at(0);
+  const Box box = ds_.splits[0].images[0].info.boxes.at(0);
   EXPECT_FLOAT_EQ(box.cx, 0.3f);
   EXPECT_FLOAT_EQ(box.cy, 0.4f);
   EXPECT_FLOAT_EQ(box.w, 0.4f);
@@ -629,7 +629,7 @@ TEST_F(YoloTxtTest, NonNumber) {
 TEST_F(YoloTxtTest, ByteOrderMarkAtTheStartIsSkipped) {
   const Status s = ScanOneImageProblem("\xEF\xBB\xBF" "45 0.5 0.5 0.1 0.1\n1 0.5 0.5 0.2 0.2\n");
   ASSERT_TRUE(s.ok()) << s.ToString();
-  const std::vector<Box>& boxes = ds_.splits[0].images[0].info.boxes;
+  const std::vector<Box> boxes = ds_.splits[0].images[0].info.boxes;
   ASSERT_EQ(boxes.size(), 2u);
   EXPECT_EQ(boxes[0].class_index, 45);
   EXPECT_EQ(ds_.class_names.size(), 46u);

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ffr/env.h"
@@ -34,14 +36,15 @@ class LabelIndex {
   static constexpr uint32_t kMagic = 0x494c5946;  // "FYLI" little-endian
   static constexpr uint16_t kVersion = 2;         // 1: no EvalBoxes; still read
 
-  // Room for this many samples, boxes and EvalBoxes, so that adding them does not
-  // leave the spare capacity of doubling vectors (packing memory, see pack.h).
-  void Reserve(size_t samples, size_t boxes, size_t eval_boxes);
+  // Room for this many samples and boxes, so that adding them does not leave
+  // the spare capacity of doubling vectors (packing memory, see pack.h).
+  void Reserve(size_t samples, size_t boxes);
   // Appends the metadata of the next sample, whose record holds `image_bytes` bytes of image.
   void Add(const RecordInfo& info, uint64_t image_bytes);
-  // The EvalBoxes of sample size_with_eval_boxes(), in sample order: given for
-  // every sample added, or for none (sources without a COCO JSON).
-  void AddEvalBoxes(const std::vector<EvalBox>& boxes);
+  // Every sample's EvalBoxes (sources with a COCO JSON; others have none):
+  // sample i's are boxes[begin[i], begin[i + 1]). Refused unless begin has
+  // size() + 1 offsets, rising from 0 to boxes.size().
+  Status SetEvalBoxes(std::vector<uint64_t> begin, std::vector<EvalBox> boxes);
 
   size_t size() const { return image_ids_.size(); }
   int64_t image_id(size_t i) const { return image_ids_[i]; }
@@ -53,9 +56,8 @@ class LabelIndex {
   size_t box_count(size_t i) const { return box_begin_[i + 1] - box_begin_[i]; }
   const Box* boxes(size_t i) const { return boxes_.data() + box_begin_[i]; }
   size_t total_boxes() const { return boxes_.size(); }
-  // Whether every sample has its EvalBoxes (see AddEvalBoxes).
+  // Whether every sample has its EvalBoxes (see SetEvalBoxes).
   bool has_eval_boxes() const { return eval_begin_.size() == size() + 1; }
-  size_t size_with_eval_boxes() const { return eval_begin_.empty() ? 0 : eval_begin_.size() - 1; }
   size_t eval_box_count(size_t i) const { return eval_begin_[i + 1] - eval_begin_[i]; }
   const EvalBox* eval_boxes(size_t i) const { return eval_boxes_.data() + eval_begin_[i]; }
   // The sample's metadata as a RecordInfo.
@@ -63,10 +65,13 @@ class LabelIndex {
 
   // Serialized and zstd-compressed.
   std::string Encode() const;
+  // Encode()'s bytes a piece at a time, in order, into `sink`; stops at the first piece it fails.
+  using Sink = std::function<Status(std::string_view piece)>;
+  Status EncodeTo(const Sink& sink) const;
   // `where` names the file in error messages.
   static Status Decode(const std::string& data, const std::string& where, LabelIndex* out);
 
-  // Atomically (see ffr::WriteFileAtomically).
+  // Atomically (see ffr::WriteFileAtomically), as it is encoded.
   Status WriteFile(const std::string& path, ffr::Env* env = ffr::Env::Default()) const;
   static Status ReadFile(const std::string& path, LabelIndex* out);
 

@@ -3,7 +3,9 @@
 // Per split, images are grouped into shards of about `shard_bytes` (planned
 // from the files' sizes, in source order). A pool of threads reads, checks and
 // encodes one shard's images while the previous shard is written, so memory
-// stays bounded by about two shards whatever the dataset's size.
+// stays bounded by about two shards whatever the dataset's size, plus each
+// image's metadata, which its label index holds (under 1 KB an image at COCO's
+// boxes per image; docs/bench.md, "Packing memory").
 //
 // Crash safety: shards and the label index are written under temporary names,
 // fsynced and renamed; dataset.yaml comes last. A `.pack-state` file records

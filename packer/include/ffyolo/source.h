@@ -4,7 +4,11 @@
 // only metadata: the packer then reads, checks and stores one image at a time.
 #pragma once
 
+#include <cstddef>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ffyolo/label_index.h"
@@ -45,11 +49,95 @@ struct SourceImage {
   Status problem;
 };
 
+// The images of one split, held as columns and handed out one SourceImage at a
+// time. A pack holds every image's metadata from the scan to its end, beside
+// the label index it builds; kept as a SourceImage each, the strings and
+// vectors cost three times the boxes in them (docs/bench.md, "Packing memory").
+class SourceImages {
+ public:
+  class Iterator;
+
+  SourceImages() = default;
+  // kCocoJson: the EvalBoxes are given (SetEvalBoxes) and the training boxes
+  // derived from them; kYoloTxt: the training boxes are given, with label files
+  // <label_dir>/<file stem>.txt. Image i is <image_dir>/<its file name>.
+  SourceImages(SourceLayout layout, std::string image_dir, std::string label_dir);
+
+  size_t size() const { return image_ids_.size(); }
+  bool empty() const { return image_ids_.empty(); }
+  // Image i, assembled from the columns (a copy).
+  SourceImage operator[](size_t i) const;
+  Iterator begin() const;
+  Iterator end() const;
+
+  int64_t image_id(size_t i) const { return image_ids_[i]; }
+  std::string_view file_name(size_t i) const;
+  std::string path(size_t i) const { return image_dir_ + "/" + std::string(file_name(i)); }
+  // The size the JSON gives (0 for YOLO sources).
+  uint32_t width(size_t i) const { return widths_[i]; }
+  uint32_t height(size_t i) const { return heights_[i]; }
+  // Whether every image has its EvalBoxes (COCO JSON sources).
+  bool has_eval_boxes() const { return layout_ == SourceLayout::kCocoJson; }
+  // The boxes of all images, EvalBoxes for COCO JSON: a bound on their training boxes.
+  size_t total_boxes() const { return begin_.back(); }
+
+  // Building, in image order. Room for `images` images whose file names take
+  // `name_bytes` in all, with `boxes` YOLO boxes, so that the columns are not
+  // left with spare room.
+  void Reserve(size_t images, size_t name_bytes, size_t boxes = 0);
+  // Appends an image; `boxes` and `labelled` (it has a label file) only for
+  // YOLO sources.
+  void Add(int64_t image_id, std::string_view file_name, uint32_t width, uint32_t height,
+           const std::vector<Box>& boxes = {}, bool labelled = false);
+  // COCO JSON: image i's EvalBoxes are boxes[begin[i], begin[i + 1]).
+  void SetEvalBoxes(std::vector<uint64_t> begin, std::vector<EvalBox> boxes);
+  // Hands the EvalBoxes over, as SetEvalBoxes took them (those of images with
+  // a problem included), to a label index: the images have none left.
+  void TakeEvalBoxes(std::vector<uint64_t>* begin, std::vector<EvalBox>* boxes);
+  // A problem of image i (see SourceImage::problem); the first one set stays.
+  void SetProblem(size_t i, Status problem) { problems_.emplace(i, std::move(problem)); }
+
+ private:
+  SourceLayout layout_ = SourceLayout::kCocoJson;
+  std::string image_dir_, label_dir_;
+  std::vector<int64_t> image_ids_;
+  std::vector<uint32_t> widths_, heights_;
+  std::string names_;               // the file names, one after another
+  std::vector<uint64_t> name_end_;  // where each ends in names_
+  std::vector<uint64_t> begin_{0};  // where each image's boxes (YOLO) or EvalBoxes (COCO) begin
+  std::vector<Box> boxes_;
+  std::vector<EvalBox> eval_boxes_;
+  std::vector<bool> labelled_;
+  std::unordered_map<size_t, Status> problems_;  // few: a map, not a column
+};
+
+// Reads SourceImages in order, one copy at a time.
+class SourceImages::Iterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = SourceImage;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = SourceImage;
+
+  Iterator(const SourceImages* images, size_t i) : images_(images), i_(i) {}
+  SourceImage operator*() const { return (*images_)[i_]; }
+  Iterator& operator++() { return ++i_, *this; }
+  bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+  bool operator==(const Iterator& o) const { return i_ == o.i_; }
+
+ private:
+  const SourceImages* images_;
+  size_t i_;
+};
+
+inline SourceImages::Iterator SourceImages::begin() const { return Iterator(this, 0); }
+inline SourceImages::Iterator SourceImages::end() const { return Iterator(this, size()); }
+
 struct SourceSplit {
-  std::string name;  // e.g. "train2017"
+  std::string name;     // e.g. "train2017"
   std::string listing;  // what lists the images: the COCO JSON, or images/<split> for YOLO
-  std::vector<SourceImage> images;  // COCO JSON: by image id; YOLO: by file name
-  bool has_eval_boxes = false;      // COCO JSON: every image's eval_boxes are given
+  SourceImages images;  // COCO JSON: by image id; YOLO: by file name
   // Annotations without an image: YOLO label files whose image is missing, or
   // COCO annotations whose image_id is not in "images". Never an error.
   std::vector<std::string> orphan_labels;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ class Env {
 // Writes `data` to `path` atomically: a temporary name in the same directory,
 // fsync, rename, fsync of the directory. A crash leaves the old file or none.
 Status WriteFileAtomically(Env* env, const std::string& path, const std::string& data);
+// The same for contents made as they are written: `write` appends them to the
+// temporary file (it must not sync or close it).
+Status WriteFileAtomically(Env* env, const std::string& path, const std::function<Status(WritableFile*)>& write);
 
 // Reads a whole file.
 Status ReadFileToString(Env* env, const std::string& path, std::string* data);
