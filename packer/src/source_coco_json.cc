@@ -424,6 +424,9 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   // Each annotation of a known image and category becomes an EvalBox of its
   // image, in the JSON's order: counted per image first, then put in place.
   constexpr size_t kNotStored = static_cast<size_t>(-1);
+  const auto eval_box = [](const CocoAnnotation& a, uint16_t class_index) {
+    return EvalBox{class_index, a.iscrowd, a.bbox[0], a.bbox[1], a.bbox[2], a.bbox[3], a.area};
+  };
   std::vector<size_t> image_of(coco.annotations.size(), kNotStored);
   std::vector<uint16_t> class_of(coco.annotations.size(), 0);
   std::vector<uint64_t> begin(images.size() + 1, 0);
@@ -448,7 +451,7 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
     image_of[k] = i;
     class_of[k] = class_it->second;
     ++begin[i + 1];
-    const EvalBox eval{class_it->second, ann.iscrowd, ann.bbox[0], ann.bbox[1], ann.bbox[2], ann.bbox[3], ann.area};
+    const EvalBox eval = eval_box(ann, class_it->second);
     // Not trained on (see SourceImages), but pycocotools counts them.
     if (eval.w <= 0 || eval.h <= 0) {
       if (empty_boxes++ == 0) first_empty_id = ann.id;
@@ -463,10 +466,7 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
   std::vector<EvalBox> eval_boxes(begin.back());
   std::vector<uint64_t> next(begin.begin(), begin.end() - 1);
   for (size_t k = 0; k < coco.annotations.size(); ++k) {
-    if (image_of[k] == kNotStored) continue;
-    const CocoAnnotation& ann = coco.annotations[k];
-    eval_boxes[next[image_of[k]]++] = {class_of[k], ann.iscrowd, ann.bbox[0], ann.bbox[1], ann.bbox[2], ann.bbox[3],
-                                       ann.area};
+    if (image_of[k] != kNotStored) eval_boxes[next[image_of[k]]++] = eval_box(coco.annotations[k], class_of[k]);
   }
   table.SetEvalBoxes(std::move(begin), std::move(eval_boxes));
   if (empty_boxes > 0)
