@@ -10,7 +10,8 @@
 // written by the yolo-synth tool rather than in this process: an exec'd child starts
 // with its parent's resident set as its high-water mark, and this process stays small.
 //
-// 21-48 s on 2 busy cores (mostly writing 22,000 small files); labelled `scale`.
+// Each layout: 7 s on 2 busy cores, 21-48 s under heavy load (mostly writing 22,000
+// small files); labelled `scale`.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -51,13 +52,15 @@ ChildResult Run(const std::string& program, const std::vector<std::string>& args
   return result;
 }
 
-// Generates `images` 64x48 images (records of about 2.1 KB, 4.5 boxes on average) and packs
-// them into 1 MB shards; returns the pack's peak RSS in KB.
-long PackPeakKb(const ScratchDir& dir, int images) {
+// Generates `images` 64x48 images (records of about 2.1 KB, 4.5 boxes on average), with a
+// COCO JSON or (`yolo`) YOLO label files, and packs them into 1 MB shards; returns the
+// pack's peak RSS in KB.
+long PackPeakKb(const ScratchDir& dir, int images, bool yolo) {
   const std::string name = std::to_string(images);
   const std::string source = dir / ("src" + name), output = dir / ("out" + name + ".ffr");
-  const ChildResult synth = Run(YOLO_SYNTH, {"-o", source, "--train", name, "--val", "0", "--size", "64x48"},
-                                dir / ("synth" + name + ".log"));
+  std::vector<std::string> synth_args{"-o", source, "--train", name, "--val", "0", "--size", "64x48"};
+  if (yolo) synth_args.push_back("--yolo");
+  const ChildResult synth = Run(YOLO_SYNTH, synth_args, dir / ("synth" + name + ".log"));
   EXPECT_EQ(synth.exit_code, 0) << ffyolo::testing::ReadFileToString(dir / ("synth" + name + ".log"));
   const std::string log = dir / ("pack" + name + ".log");
   const ChildResult pack = Run(YOLO_PACK, {source, "-o", output, "--shard-size", "1M"}, log);
@@ -67,14 +70,17 @@ long PackPeakKb(const ScratchDir& dir, int images) {
   return pack.max_rss_kb;
 }
 
-TEST(PackMemoryTest, PeakRssIsFlatFrom2000To20000Images) {
-  ScratchDir dir("pack_memory");
-  const long small = PackPeakKb(dir, 2000);
-  const long large = PackPeakKb(dir, 20000);
+class PackMemoryTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(PackMemoryTest, PeakRssIsFlatFrom2000To20000Images) {
+  ScratchDir dir(GetParam() ? "pack_memory_yolo" : "pack_memory_coco");
+  const long small = PackPeakKb(dir, 2000, GetParam());
+  const long large = PackPeakKb(dir, 20000, GetParam());
   ASSERT_GT(small, 0);
   // The metadata of one image (the source's columns, the label index, and at the
-  // scan's peak the JSON's annotations) came to 0.73-0.80 KB per image here, 1.40 KB
-  // before the source was held as columns (docs/bench.md, "Packing memory");
+  // scan's peak the JSON's annotations or the label files' boxes) came to 0.73-0.80 KB
+  // per image here, 1.36-1.40 KB before the source was held as columns (docs/bench.md,
+  // "Packing memory");
   // 1.5 KB leaves room for allocator noise and still fails a pack that keeps
   // 1 KB per image more: with the first 1,000 bytes of each record kept, it
   // measured +1.70 KB per image and failed.
@@ -83,8 +89,11 @@ TEST(PackMemoryTest, PeakRssIsFlatFrom2000To20000Images) {
   EXPECT_LE(large - small, allowed_kb) << "peak RSS " << small << " KB for 2,000 images, " << large
                                        << " KB for 20,000: more than " << kBudgetBytesPerImage
                                        << " bytes per extra image";
-  std::printf("yolo-pack peak RSS: %ld KB for 2,000 images, %ld KB for 20,000 (%+.0f bytes per extra image)\n",
-              small, large, (large - small) * 1024.0 / 18000);
+  std::printf("yolo-pack peak RSS (%s): %ld KB for 2,000 images, %ld KB for 20,000 (%+.0f bytes per extra image)\n",
+              GetParam() ? "YOLO txt" : "COCO JSON", small, large, (large - small) * 1024.0 / 18000);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, PackMemoryTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "YoloTxt" : "CocoJson"; });
 
 }  // namespace
