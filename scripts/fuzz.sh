@@ -28,6 +28,10 @@ TORCH_LIBS="$BUILD/trainer/libffyolo_trainer.a $BUILD/loader/libffyolo_loader.a 
             -Wl,--no-as-needed -ltorch -ltorch_cpu -Wl,--as-needed -lc10 -lnuma -lopencv_imgproc -lisal"
 
 # Each target and the sources it needs (the parsers only: no torch, no OpenCV).
+# ScanSource (packer/CMakeLists.txt's ffyolo_source), which both source scans need whole.
+SOURCE_SCAN="packer/src/source.cc packer/src/source_images.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc
+             packer/src/source_yolo_txt.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc
+             reader/src/env_posix.cc reader/src/status.cc"
 declare -A SOURCES=(
   [record_fuzz]="dataset/src/record.cc reader/src/status.cc"
   [manifest_fuzz]="dataset/src/manifest.cc reader/src/status.cc"
@@ -38,10 +42,8 @@ declare -A SOURCES=(
   [image_check_fuzz]="dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
-  [coco_json_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                    dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
-  [yolo_txt_fuzz]="packer/src/source.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc packer/src/source_yolo_txt.cc
-                   dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/env_posix.cc reader/src/status.cc"
+  [coco_json_fuzz]="$SOURCE_SCAN"
+  [yolo_txt_fuzz]="$SOURCE_SCAN"
   # config_path.cc (which model_config.cc links for ResolveModelYaml) needs the shipped configs' place.
   [model_config_fuzz]="trainer/src/model_config.cc trainer/src/module_shapes.cc trainer/src/config_path.cc reader/src/env_posix.cc
                        reader/src/status.cc -DFFYOLO_CONFIG_DIR=\"$ROOT/configs\"
