@@ -1,4 +1,3 @@
-#include <filesystem>
 #include <utility>
 
 #include "ffyolo/source.h"
@@ -57,7 +56,7 @@ SourceImage SourceImages::operator[](size_t i) const {
   image.info.file_name = file_name(i);
   image.path = path(i);
   if (layout_ == SourceLayout::kYoloTxt && labelled_[i])
-    image.label_path = label_dir_ + "/" + std::filesystem::path(image.info.file_name).replace_extension(".txt").string();
+    image.label_path = source_internal::YoloLabelPath(label_dir_, image.info.file_name);
   image.area_from_box = layout_ == SourceLayout::kYoloTxt;
   if (const auto problem = problems_.find(i); problem != problems_.end()) {
     image.problem = problem->second;

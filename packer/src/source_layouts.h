@@ -22,6 +22,10 @@ Status ScanCocoJsonSplit(const std::string& root, const std::string& split, Sour
 Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_t num_classes,
                         std::vector<std::string>* warnings, SourceSplit* out, int* max_class);
 
+// The label file of an image file (relative to images/<split>/) in `label_dir`:
+// its path with the extension .txt (Ultralytics' img2label_paths).
+std::string YoloLabelPath(const std::string& label_dir, const std::string& image_file);
+
 // The training box of a COCO annotation (bbox [x, y, w, h] in pixels, w and h
 // positive) in an image of width x height: a normalized centre box. False when
 // a value is past float's range, which the record stores.

@@ -232,7 +232,7 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
   for (size_t i = 0; i < image_files.size(); ++i) {
     const std::string stem = WithoutExtension(image_files[i]);
     if (label_stems.count(stem)) {
-      label_paths[i] = label_dir + "/" + stem + ".txt";
+      label_paths[i] = YoloLabelPath(label_dir, image_files[i]);
       labelled_stems.insert(stem);
     }
   }
@@ -266,6 +266,10 @@ Status ScanYoloTxtSplit(const std::string& root, const std::string& split, size_
     warnings->push_back(label_dir + ": " + std::to_string(out->orphan_labels.size()) +
                         " label files have no image; ignored");
   return Status::OK();
+}
+
+std::string YoloLabelPath(const std::string& label_dir, const std::string& image_file) {
+  return label_dir + "/" + WithoutExtension(image_file) + ".txt";
 }
 
 }  // namespace ffyolo::source_internal
