@@ -66,7 +66,10 @@ int RunTrain(const ffyolo::TrainBenchOptions& o) {
   if (!o.data.empty())
     std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
                 r.loader_samples_per_cpu_second());
-  std::printf(" gpu_mem_gb=%.2f\n", r.peak_memory_gb);
+  std::printf(" gpu_mem_gb=%.2f", r.peak_memory_gb);
+  for (const auto& [part, seconds] : r.part_seconds)
+    std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
+  std::printf("\n");
   return 0;
 }
 
@@ -148,6 +151,9 @@ int Main(int argc, char** argv) {
   train->add_option("--warmup", t.warmup_steps, "Untimed steps first")->check(kNonNegative);
   train->add_option("--data", t.data, "Packed dataset: feed the steps through the loader (default: one random batch)");
   train->add_option("--workers", t.workers, "Loader threads")->check(kPositive);
+  train->add_flag("--parts", t.parts, "Also time each part of the step (the ceiling; the device drained after each)");
+  train->add_option("--cache", t.cache, "Read the pixel cache (ram or disk; built first, not timed) instead of decoding")
+      ->check(CLI::IsMember({"ram", "disk"}));
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
 #endif
   CLI11_PARSE(app, argc, argv);

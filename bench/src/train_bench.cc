@@ -17,6 +17,7 @@
 #include "ffyolo/hyp.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/model.h"
+#include "ffyolo/pixel_cache.h"
 #include "ffyolo/train_step.h"
 #include "cpu_clock.h"
 
@@ -82,10 +83,22 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
   RandomBatch(o, o.nc, device, &images, &targets);
   for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
   Drain(device);
+  Clock::time_point part_start;
+  if (o.parts)
+    t->parts.after_part = [&](const char* part) {
+      Drain(device);
+      const Clock::time_point now = Clock::now();
+      auto it = std::find_if(r->part_seconds.begin(), r->part_seconds.end(), [&](const auto& p) { return p.first == part; });
+      if (it == r->part_seconds.end()) it = r->part_seconds.insert(it, {part, 0.0});
+      it->second += Seconds(now - part_start);
+      part_start = now;
+    };
   const Clock::time_point start = Clock::now();
+  part_start = start;
   for (int i = 0; i < o.steps; ++i) TrainStep(t->parts, images, targets, true);
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
+  t->parts.after_part = nullptr;  // it holds this frame's clock
   r->images = int64_t{o.steps} * o.batch_size;
   return Status::OK();
 }
@@ -102,6 +115,16 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   lo.allocator = device.is_cuda() ? &pinned : nullptr;
   std::string bad;
   lo.on_bad_sample = [&bad](const std::string& m) { bad = m; };
+  if (!o.cache.empty()) {
+    PixelCacheOptions po;
+    po.img_size = o.img_size;
+    po.directory = o.cache_dir;
+    PixelCacheSummary summary;
+    FFR_RETURN_IF_ERROR(BuildPixelCache(dataset, po, &summary));
+    lo.pixel_cache = true;
+    lo.pixel_cache_dir = summary.directory;
+    lo.reader.backend = o.cache == "ram" ? ffr::IoBackend::kMmap : ffr::IoBackend::kAuto;  // as yolo-train
+  }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
   BatchTransfer transfer(loader.get(), device);
@@ -146,6 +169,12 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
         o.workers < 1)
       return Status::InvalidArgument("yolo-bench train: --batch, --steps and --workers must be positive, "
                                      "--img a multiple of 32");
+    if (!o.cache.empty() && o.cache != "ram" && o.cache != "disk")
+      return Status::InvalidArgument("yolo-bench train: --cache " + o.cache + ": expected ram or disk");
+    if (!o.cache.empty() && o.data.empty())
+      return Status::InvalidArgument("yolo-bench train: --cache needs --data");
+    if (o.parts && !o.data.empty())
+      return Status::InvalidArgument("yolo-bench train: --parts times the ceiling, without --data");
     c10::Device device(c10::kCPU);
     FFR_RETURN_IF_ERROR(SelectDevice(o.device, -1, &device));
     if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // fixed-size batches, as the Trainer

@@ -1,11 +1,15 @@
 // yolo-bench train and allreduce run the Trainer's step and count what they say they count.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ffyolo/dataset.h"
 #include "ffyolo/train_bench.h"
 #include "test_dataset.h"
+#include "testing/test_env.h"
 
 namespace ffyolo {
 namespace {
@@ -35,6 +39,24 @@ TEST(TrainBenchTest, CeilingTrainsTheTimedSteps) {
   EXPECT_EQ(r.peak_memory_gb, 0);
 }
 
+TEST(TrainBenchTest, PartsTimesEachPartOfTheStepInOrder) {
+  TrainBenchOptions o = Tiny();
+  o.parts = true;
+  TrainBenchResult r;
+  const ffr::Status s = BenchTraining(o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::string> names;
+  double sum = 0;
+  for (const auto& [part, seconds] : r.part_seconds) {
+    names.push_back(part);
+    EXPECT_GT(seconds, 0) << part;
+    sum += seconds;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"forward", "loss", "backward", "unscale+clip", "step", "ema"}));
+  EXPECT_LE(sum, r.seconds);  // the parts tile the timed steps
+  EXPECT_GT(sum, 0.9 * r.seconds);
+}
+
 TEST(TrainBenchTest, PipelineCrossesEpochsAndTimesTheWaitForData) {
   TrainBenchOptions o = Tiny();
   o.data = testing::PackedSyntheticDataset();
@@ -49,6 +71,20 @@ TEST(TrainBenchTest, PipelineCrossesEpochsAndTimesTheWaitForData) {
   EXPECT_GT(r.loader_cpu_seconds, 0);  // the workers decoded and augmented
 }
 
+TEST(TrainBenchTest, PipelineFromThePixelCacheBuildsItFirst) {
+  testing::ScratchDir dir("train_bench_cache");
+  TrainBenchOptions o = Tiny();
+  o.data = testing::PackedSyntheticDataset();
+  o.batch_size = 16;
+  o.cache = "ram";
+  o.cache_dir = dir / "cache";
+  TrainBenchResult r;
+  const ffr::Status s = BenchTraining(o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.images, 48);
+  EXPECT_FALSE(std::filesystem::is_empty(o.cache_dir));  // the cache it read was built there
+}
+
 TEST(TrainBenchTest, RefusesBadSizes) {
   TrainBenchOptions o = Tiny();
   o.img_size = 100;
@@ -57,6 +93,15 @@ TEST(TrainBenchTest, RefusesBadSizes) {
   o = Tiny();
   o.device = "cuda:99";
   EXPECT_FALSE(BenchTraining(o, &r).ok());
+  o = Tiny();
+  o.cache = "ram";  // without --data there is nothing to cache
+  EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
+  o.data = testing::PackedSyntheticDataset();
+  o.cache = "gpu";
+  EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
+  o.cache = "";
+  o.parts = true;  // the parts are timed on the ceiling only
+  EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
 }
 
 TEST(TrainBenchTest, AllReduceOfOneRankOverGloo) {

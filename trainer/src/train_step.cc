@@ -72,22 +72,31 @@ void SetGroupLrMomentum(torch::optim::OptimizerParamGroup& group, double lr, dou
 }
 
 LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets, bool update) {
+  auto done = [&parts](const char* part) {
+    if (parts.after_part) parts.after_part(part);
+  };
   if (parts.amp) compat::SetCudaAutocast(true);
   DetectOutput out = parts.model->forward(images);
   if (parts.amp) compat::SetCudaAutocast(false);
+  done("forward");
   LossOutput loss = (*parts.loss)(out.raw, targets);
+  done("loss");
   // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
   const torch::Tensor total = parts.world > 1 ? loss.total * parts.world : loss.total;
   if (parts.gradient_sync) parts.gradient_sync->Prepare(update);  // accumulation steps do not communicate
   parts.scaler->Scale(parts.quad ? total * 4 : total).backward();
   if (parts.gradient_sync) parts.gradient_sync->Finish();
+  done("backward");
   if (update) {
     parts.scaler->Unscale(*parts.optimizer);
     ClipGradNorm(parts.model->parameters(), 10.0);
+    done("unscale+clip");
     parts.scaler->Step(*parts.optimizer);
     parts.scaler->Update();
     parts.optimizer->zero_grad();
+    done("step");
     parts.ema->Update(*parts.model);
+    done("ema");
   }
   return loss;
 }

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ffr/status.h"
 
@@ -27,6 +29,13 @@ struct TrainBenchOptions {
   // loader (mosaic 640 with the default hyp) and the side-stream copies.
   std::string data;
   int workers = 8;              // loader threads
+  // "ram" or "disk": the loader reads the pixel cache (built first if needed,
+  // not timed) instead of decoding, as yolo-train --cache. "": it decodes.
+  std::string cache;
+  std::string cache_dir;        // "" = the cache's default folder in the dataset
+  // The ceiling only: time each part of the step too, the device drained after
+  // each (so the steps take longer than without: read the shares, not the sum).
+  bool parts = false;
 };
 
 struct TrainBenchResult {
@@ -37,6 +46,8 @@ struct TrainBenchResult {
   double data_wait_seconds = 0;   // of which the training thread waited for the loader
   double loader_cpu_seconds = 0;  // CPU time of the process outside the training thread (the loader's workers)
   double peak_memory_gb = 0;      // CUDA memory reserved at the end (torch.cuda.memory_reserved)
+  // With `parts`: each part of the step (TrainStepParts::after_part's names) and its seconds over the timed steps.
+  std::vector<std::pair<std::string, double>> part_seconds;
   double images_per_second() const { return seconds > 0 ? images / seconds : 0; }
   double data_wait_share() const { return seconds > 0 ? data_wait_seconds / seconds : 0; }
   double loader_samples_per_cpu_second() const { return loader_cpu_seconds > 0 ? images / loader_cpu_seconds : 0; }

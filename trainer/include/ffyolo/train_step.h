@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,6 +50,9 @@ struct TrainStepParts {
   bool amp = false;                       // autocast the forward pass (CUDA)
   int world = 1;                          // ranks whose gradients are averaged
   bool quad = false;                      // --quad: train.py's loss *= 4
+  // After each part of the step ("forward", "loss", "backward", then with an
+  // update "unscale+clip", "step", "ema"): the benchmark's per-part timing. Null: nothing.
+  std::function<void(const char* part)> after_part;
 };
 
 // Forward (under autocast when amp), the loss in float, the scaled backward
