@@ -7,6 +7,8 @@
 #                       nlohmann-json, GoogleTest and pkgconf (apt-get download; scripts/gpu-run.sh
 #                       unpacks them into a prefix, never into /)
 #   gpu-deps/coco128/   ../shared/data/coco128 (images, YOLO labels, names), when it is there
+#   gpu-deps/wheels/    Ultralytics YOLOv5 v7.0 (the `yolov5` 7.0.0 package) and the pure-Python
+#                       packages its train.py imports that the machine lacks (scripts/gpu-ultralytics.sh)
 # The GPU machine has its own CMake, ninja, compiler, CUDA toolkit and torch 2.11 (cu130).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,12 @@ packages=(
 rm -rf "$DEST.tmp"
 mkdir -p "$DEST.tmp/debs"
 (cd "$DEST.tmp/debs" && apt-get download "${packages[@]}")
+# For the machine's Python 3.12; its torch, torchvision, OpenCV, pandas, matplotlib, seaborn, scipy and
+# tensorboard are there already. IPython is imported by yolov5.utils.general; pkg_resources left setuptools in 81.
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d "$DEST.tmp/wheels" \
+  yolov5==7.0.0 ipython==9.7.0 ipython-pygments-lexers traitlets jedi parso matplotlib-inline decorator pexpect \
+  ptyprocess prompt_toolkit wcwidth stack_data asttokens executing pure_eval "setuptools<81"
 coco=${COCO128:-../shared/data/coco128}
 if [ -d "$coco/images" ]; then
   mkdir -p "$DEST.tmp/coco128"

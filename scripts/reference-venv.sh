@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 venv=${REF_VENV:-.venv-ref}
 torch_venv=${TORCH_VENV:-.venv-cuda}
 
-probe='import yolov5.models.yolo, yolov5.utils.loss, torchvision, torch, pycocotools.cocoeval; assert torch.__version__.startswith("2.11.0")'
+probe='import yolov5.train, yolov5.models.yolo, yolov5.utils.loss, torchvision, torch, pycocotools.cocoeval; assert torch.__version__.startswith("2.11.0")'
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$probe" 2>/dev/null; then
   echo "reference-venv: YOLOv5 7.0.0 in $venv"
   exit 0
@@ -27,9 +27,10 @@ site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pur
 torch_site=$("$torch_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 realpath "$torch_site" > "$site/ffyolo-torch.pth"  # appended after the venv's own packages
 "$venv/bin/pip" install --quiet --no-deps yolov5==7.0.0 torchvision==0.26.0
-# Imported by yolov5.utils.general / models.common / utils.plots when the model code loads;
-# sympy for torchvision (it imports torch._dynamo); pkg_resources left setuptools in 81.
+# Imported by yolov5.utils.general / models.common / utils.plots when the model code loads, and
+# tensorboard by train.py (scripts/gpu-ultralytics.sh runs it); sympy for torchvision (it imports
+# torch._dynamo); pkg_resources left setuptools in 81.
 "$venv/bin/pip" install --quiet numpy pyyaml opencv-python-headless pandas matplotlib seaborn requests \
-  pillow psutil tqdm ipython sympy "setuptools<81" pycocotools
+  pillow psutil tqdm ipython sympy "setuptools<81" pycocotools tensorboard
 "$venv/bin/python" -c "$probe"
 echo "reference-venv: ready ($venv)"
