@@ -98,6 +98,13 @@ fi
 BIN=$BUILD_DIR/tools
 
 # --- the CUDA tests --------------------------------------------------------------------------------
+# pytorch#133437 (docs/build.md): torch's libraries export std::filesystem functions; the tests must
+# bind them to libstdc++. On the H100 machine a CUDA test crashed inside remove_all: say where it binds.
+cuda_test=$BUILD_DIR/tests/trainer/train/trainer_cuda_test
+binding=$( (LD_BIND_NOW=1 LD_DEBUG=bindings "$cuda_test" --gtest_list_tests 2>&1 || true) |
+          sed -n 's/.*binding file [^ ]*trainer_cuda_test .* to \([^ ]*\) .*symbol `_ZNSt10filesystem10remove_allERKNS_7__cxx114pathERSt10error_code.*/\1/p' |
+          head -n 1)
+log "std::filesystem::remove_all of $cuda_test binds to ${binding:-(not found)}"
 # A failing test does not stop the measurements: the script goes on and exits 1 at the end.
 log "CUDA tests"
 tests_passed=1
