@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <vector>
 
 namespace ffyolo {
 namespace {
@@ -40,11 +41,15 @@ void ModelEma::Update(const YoloModel& model) {
   const double d = Decay(updates_);
   const auto src = StateEntries(model);
   const auto dst = StateEntries(*ema_);
+  std::vector<torch::Tensor> averages, values;
   for (size_t i = 0; i < src.size(); ++i) {
-    torch::Tensor e = dst[i].second;
-    if (!e.is_floating_point()) continue;  // num_batches_tracked
-    e.mul_(d).add_(src[i].second.detach(), 1 - d);
+    if (!dst[i].second.is_floating_point()) continue;  // num_batches_tracked
+    averages.push_back(dst[i].second);
+    values.push_back(src[i].second.detach());
   }
+  // v *= d; v += (1 - d) * msd[k] for all at once: two multi-tensor kernels on a GPU, not two per tensor.
+  at::_foreach_mul_(averages, d);
+  at::_foreach_add_(averages, values, 1 - d);
 }
 
 }  // namespace ffyolo

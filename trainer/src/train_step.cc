@@ -12,19 +12,18 @@
 #include "ffyolo/torch_compat.h"
 
 namespace ffyolo {
-namespace {
 
-// clip_grad_norm_(max_norm) as torch.nn.utils computes it, on the device: no host sync.
 void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm) {
-  std::vector<torch::Tensor> grads, norms;
+  std::vector<torch::Tensor> grads;
   for (const torch::Tensor& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad());
   if (grads.empty()) return;
-  for (const torch::Tensor& g : grads) norms.push_back(g.detach().norm(2));
-  const torch::Tensor total = torch::stack(norms).norm(2);
+  const torch::Tensor total = torch::stack(at::_foreach_norm(grads, 2)).norm(2);
   const torch::Tensor coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
-  for (torch::Tensor& g : grads) g.detach().mul_(coef.to(g.device()));
+  compat::ForeachMulInPlace(grads, coef);
 }
+
+namespace {
 
 // The three groups of smart_optimizer, each with `options` and its own weight decay.
 template <class Optimizer, class Options>

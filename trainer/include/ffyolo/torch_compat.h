@@ -32,6 +32,16 @@ inline void SetCudaAutocast(bool enabled) {
   if (!enabled) at::autocast::clear_cache();
 }
 
+// Multiplies each tensor in place by a one-element tensor, without reading it
+// on the host: one multi-tensor kernel from 2.1, a loop over the tensors in 1.13.
+inline void ForeachMulInPlace(at::TensorList tensors, const at::Tensor& factor) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  at::_foreach_mul_(tensors, factor);
+#else
+  for (at::Tensor t : tensors) t.mul_(factor);
+#endif
+}
+
 // ProcessGroupNCCL and ProcessGroupGloo derive from c10d::ProcessGroup in 1.13
 // and from c10d::Backend (a ProcessGroup being a dispatching wrapper) in 2.x;
 // their collectives have the same signatures in both.

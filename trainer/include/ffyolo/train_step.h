@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ffr/status.h"
 #include "ffyolo/hyp.h"
@@ -54,6 +55,11 @@ struct TrainStepParts {
   // update "unscale+clip", "step", "ema"): the benchmark's per-part timing. Null: nothing.
   std::function<void(const char* part)> after_part;
 };
+
+// torch.nn.utils.clip_grad_norm_(parameters, max_norm): every gradient scaled
+// by min(1, max_norm / (total 2-norm + 1e-6)), on the device, with no host sync.
+// Multi-tensor kernels, as torch's on CUDA: a few launches, not two per parameter.
+void ClipGradNorm(const std::vector<at::Tensor>& parameters, double max_norm);
 
 // Forward (under autocast when amp), the loss in float, the scaled backward
 // and, when `update`, the optimizer step as train.py takes it: unscale, clip
