@@ -3,7 +3,7 @@
 # beside the checkout, unpacks the Debian packages into a prefix, builds ffyolo against the machine's
 # own torch with every core, runs the CUDA tests, then measures and prints one table:
 #   1. model ceiling: yolov5s and yolov5n at 640, batch 64, the training step on a batch already on
-#      the GPU (AMP), images/s
+#      the GPU (AMP), images/s; again in channels-last memory; yolov5s' step timed part by part
 #   2. real pipeline: the same step fed by the loader from coco128 and from a 10k-image synthetic set
 #      at 640, 15 loader workers: images/s, data-wait share, loader samples/s per CPU-second
 #   3. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
@@ -123,6 +123,13 @@ bench_train() {  # label, then yolo-bench train arguments
 $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(field amp "$line") |")
 }
 for m in "${MODELS[@]}"; do bench_train "ceiling $m" --cfg "$m"; done
+for m in "${MODELS[@]}"; do bench_train "ceiling $m, channels-last" --cfg "$m" --channels-last; done
+# The step part by part (the device drained after each part), in both memory formats.
+step_parts() {
+  "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \
+    --cfg "${MODELS[0]}" --parts "$@" | tee -a "$OUT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
+}
+parts="$(step_parts); channels-last: $(step_parts --channels-last)"
 
 # A dataset packed by an earlier run of this script, complete and intact.
 packed() { [ -d "$1" ] && "$BIN/yolo-ffr" verify "$1" >/dev/null 2>&1; }
@@ -168,6 +175,7 @@ all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", 
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
+  echo "- ${MODELS[0]}'s step in parts (ms, the device drained after each): $parts"
   echo "- c10d: $allreduce"
   echo "- end to end: yolo-train ${MODELS[0]} ${IMG} batch ${BATCH}, $EPOCHS epochs on ${data[0]}: ${seconds} s per epoch (wall, set-up and validation included); yolo-val best.pt: $all"
   [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $OUT_DIR/ctest.log"

@@ -34,6 +34,13 @@ void Drain(const c10::Device& device) {
   if (device.is_cuda()) torch::zeros({1}, torch::TensorOptions().device(device)).cpu();
 }
 
+// NHWC weights (4-d parameters only), before the optimizer and the EMA take them.
+void ToChannelsLast(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 // The training side of a benchmark: the Trainer's model, loss, optimizer, scaler and EMA for one process.
 struct Training {
   std::shared_ptr<YoloModel> model, ema_model;
@@ -51,6 +58,10 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
   t->model->to(device);
   t->ema_model->to(device);
+  if (o.channels_last) {
+    ToChannelsLast(*t->model);
+    ToChannelsLast(*t->ema_model);
+  }
   t->model->train();
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
   t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors);
@@ -81,6 +92,7 @@ void RandomBatch(const TrainBenchOptions& o, int64_t nc, const c10::Device& devi
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
+  if (o.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
   for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
   Drain(device);
   Clock::time_point part_start;
@@ -95,11 +107,13 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
     };
   const Clock::time_point start = Clock::now();
   part_start = start;
-  for (int i = 0; i < o.steps; ++i) TrainStep(t->parts, images, targets, true);
+  LossOutput loss;
+  for (int i = 0; i < o.steps; ++i) loss = TrainStep(t->parts, images, targets, true);
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
   t->parts.after_part = nullptr;  // it holds this frame's clock
   r->images = int64_t{o.steps} * o.batch_size;
+  r->last_loss = loss.total.item<double>();
   return Status::OK();
 }
 
@@ -138,24 +152,30 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     return transfer.Next(batch);
   };
   DeviceBatch batch;
+  // A copy on the device in NHWC (the loader's batches are NCHW).
+  auto images = [&o](const DeviceBatch& b) {
+    return o.channels_last ? b.images.contiguous(at::MemoryFormat::ChannelsLast) : b.images;
+  };
   for (int i = 0; i < o.warmup_steps; ++i) {
     FFR_RETURN_IF_ERROR(next(&batch));
-    TrainStep(t->parts, batch.images, batch.targets, true);
+    TrainStep(t->parts, images(batch), batch.targets, true);
   }
   Drain(device);
   const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID), own0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
   const Clock::time_point start = Clock::now();
+  LossOutput loss;
   for (int i = 0; i < o.steps; ++i) {
     const Clock::time_point asked = Clock::now();
     FFR_RETURN_IF_ERROR(next(&batch));
     r->data_wait_seconds += Seconds(Clock::now() - asked);
     taken += batch.images.size(0);
-    TrainStep(t->parts, batch.images, batch.targets, true);
+    loss = TrainStep(t->parts, images(batch), batch.targets, true);
   }
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
   r->loader_cpu_seconds = (CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0) - (CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - own0);
   r->images = taken;
+  r->last_loss = loss.total.item<double>();
   if (!bad.empty()) return Status::Corruption("the benchmark read a corrupt sample: " + bad);
   return Status::OK();
 }
@@ -188,6 +208,7 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
       FFR_RETURN_IF_ERROR(Dataset::Open(o.data, &dataset));
       nc = static_cast<int64_t>(dataset->num_classes());
     }
+    torch::manual_seed(0);  // the same model each run
     Training t;
     FFR_RETURN_IF_ERROR(SetUpTraining(o, nc, hyp, device, r->amp, &t));
     FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));

@@ -39,6 +39,27 @@ TEST(TrainBenchTest, CeilingTrainsTheTimedSteps) {
   EXPECT_EQ(r.peak_memory_gb, 0);
 }
 
+TEST(TrainBenchTest, ChannelsLastTrainsTheSameSteps) {
+  TrainBenchOptions o = Tiny();
+  o.warmup_steps = 0;  // the first step's loss, before any update: the same function of the same weights
+  o.steps = 1;
+  TrainBenchResult nchw, nhwc;
+  ffr::Status s = BenchTraining(o, &nchw);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  o.channels_last = true;
+  s = BenchTraining(o, &nhwc);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GT(nchw.last_loss, 0);
+  // The same seeded model and batch: only the convolutions' summation order differs.
+  EXPECT_NEAR(nhwc.last_loss, nchw.last_loss, 1e-5 * nchw.last_loss);
+  o.data = testing::PackedSyntheticDataset();
+  o.batch_size = 16;
+  o.steps = 3;
+  s = BenchTraining(o, &nhwc);  // the loader's NCHW batches, copied to NHWC
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(nhwc.images, 48);
+}
+
 TEST(TrainBenchTest, PartsTimesEachPartOfTheStepInOrder) {
   TrainBenchOptions o = Tiny();
   o.parts = true;

@@ -33,6 +33,9 @@ struct TrainBenchOptions {
   // not timed) instead of decoding, as yolo-train --cache. "": it decodes.
   std::string cache;
   std::string cache_dir;        // "" = the cache's default folder in the dataset
+  // Weights and input batches in channels-last (NHWC) memory: what the
+  // trainer would gain from it (tensor-core convolutions without layout changes).
+  bool channels_last = false;
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;
@@ -46,6 +49,7 @@ struct TrainBenchResult {
   double data_wait_seconds = 0;   // of which the training thread waited for the loader
   double loader_cpu_seconds = 0;  // CPU time of the process outside the training thread (the loader's workers)
   double peak_memory_gb = 0;      // CUDA memory reserved at the end (torch.cuda.memory_reserved)
+  double last_loss = 0;           // the last timed step's loss (the model is seeded: repeatable on the CPU)
   // With `parts`: each part of the step (TrainStepParts::after_part's names) and its seconds over the timed steps.
   std::vector<std::pair<std::string, double>> part_seconds;
   double images_per_second() const { return seconds > 0 ? images / seconds : 0; }
