@@ -117,8 +117,9 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
   return Status::OK();
 }
 
+// With o.cache, the loader reads the pixel cache through `cache_backend`.
 Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& hyp, const c10::Device& device,
-                Training* t, TrainBenchResult* r) {
+                ffr::IoBackend cache_backend, Training* t, TrainBenchResult* r) {
   PinnedBatchAllocator pinned;
   LoaderOptions lo;
   lo.training = true;
@@ -137,7 +138,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     FFR_RETURN_IF_ERROR(BuildPixelCache(dataset, po, &summary));
     lo.pixel_cache = true;
     lo.pixel_cache_dir = summary.directory;
-    lo.reader.backend = o.cache == "ram" ? ffr::IoBackend::kMmap : ffr::IoBackend::kAuto;  // as yolo-train
+    lo.reader.backend = cache_backend;
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
@@ -189,8 +190,8 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
         o.workers < 1)
       return Status::InvalidArgument("yolo-bench train: --batch, --steps and --workers must be positive, "
                                      "--img a multiple of 32");
-    if (!o.cache.empty() && o.cache != "ram" && o.cache != "disk")
-      return Status::InvalidArgument("yolo-bench train: --cache " + o.cache + ": expected ram or disk");
+    ffr::IoBackend cache_backend = ffr::IoBackend::kAuto;
+    if (!o.cache.empty()) FFR_RETURN_IF_ERROR(PixelCacheBackend(o.cache, &cache_backend));
     if (!o.cache.empty() && o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --cache needs --data");
     if (o.parts && !o.data.empty())
@@ -211,7 +212,7 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     torch::manual_seed(0);  // the same model each run
     Training t;
     FFR_RETURN_IF_ERROR(SetUpTraining(o, nc, hyp, device, r->amp, &t));
-    FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));
+    FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, cache_backend, &t, r) : Ceiling(o, device, &t, r));
     r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);
     return Status::OK();
   });

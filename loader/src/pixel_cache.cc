@@ -487,6 +487,16 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
   return Status::OK();
 }
 
+Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend) {
+  if (mode == "ram")
+    *backend = ffr::IoBackend::kMmap;
+  else if (mode == "disk")
+    *backend = ffr::IoBackend::kAuto;
+  else
+    return Status::InvalidArgument("--cache " + mode + ": expected ram or disk");
+  return Status::OK();
+}
+
 Status OpenPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
                       const ffr::ReaderOptions& reader_options, std::unique_ptr<ffr::Reader>* out) {
   PixelCacheOptions opt = options;

@@ -136,6 +136,17 @@ TEST(PixelCacheTest, BatchesAreThoseOfWholeDecodesOnCoco128) {
   ExpectCacheGivesTheBatchesOfWholeDecodes(data, 256);
 }
 
+TEST(PixelCacheTest, CacheModesNameTheirReaderBackends) {
+  ffr::IoBackend backend = ffr::IoBackend::kPread;
+  ASSERT_TRUE(PixelCacheBackend("ram", &backend).ok());
+  EXPECT_EQ(backend, ffr::IoBackend::kMmap);  // one copy per node, in the page cache
+  ASSERT_TRUE(PixelCacheBackend("disk", &backend).ok());
+  EXPECT_EQ(backend, ffr::IoBackend::kAuto);
+  const Status s = PixelCacheBackend("gpu", &backend);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--cache gpu: expected ram or disk"), std::string::npos) << s.ToString();
+}
+
 TEST(PixelCacheTest, DefaultPlacesAreUnderTheDatasetPerSplitSizeAndResize) {
   const std::unique_ptr<Dataset> d = OpenDataset(PackedSyntheticDataset());
   std::string dir;

@@ -114,6 +114,7 @@ struct Trainer::State {
   std::vector<std::string> names;  // the dataset's, or {"item"} with --single-cls
   std::unique_ptr<GradientSync> gradient_sync;
   PinnedBatchAllocator pinned;
+  ffr::ReaderOptions cache_reader;  // --cache: how the pixel cache's shards are read (from CheckOptions)
   LoaderOptions loader_options;
   std::unique_ptr<Loader> loader;
   std::unique_ptr<BatchTransfer> transfer;
@@ -204,8 +205,7 @@ Status Trainer::State::CheckOptions() {
   FFR_RETURN_IF_ERROR(CheckImgSize(opt.img_size, kMaxStride, &opt.img_size, &warning));
   if (!warning.empty() && (!opt.distributed || opt.dist.rank == 0)) Warn(warning);
   if (opt.batch_size <= 0 || opt.epochs <= 0) return Status::InvalidArgument("--batch and --epochs must be positive");
-  if (!opt.cache.empty() && opt.cache != "ram" && opt.cache != "disk")
-    return Status::InvalidArgument("--cache " + opt.cache + ": expected ram or disk");
+  if (!opt.cache.empty()) FFR_RETURN_IF_ERROR(PixelCacheBackend(opt.cache, &cache_reader.backend));
   if (opt.optimizer != "SGD" && opt.optimizer != "Adam" && opt.optimizer != "AdamW")
     return Status::InvalidArgument("--optimizer " + opt.optimizer + ": expected SGD, Adam or AdamW");
   rank = opt.distributed ? opt.dist.rank : 0;
@@ -391,8 +391,6 @@ Status Trainer::State::SetUpPixelCache(const std::string& split, bool training) 
 
 Status Trainer::State::SetUpData() {
   const bool cache = !opt.cache.empty();
-  ffr::ReaderOptions cache_reader;
-  cache_reader.backend = opt.cache == "ram" ? ffr::IoBackend::kMmap : ffr::IoBackend::kAuto;
   LoaderOptions& lo = loader_options;
   lo.split = train_split;
   lo.training = true;

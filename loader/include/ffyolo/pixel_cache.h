@@ -72,6 +72,11 @@ Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, s
 // cache.yaml last, so a crash never leaves a cache that opens as complete.
 Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options, PixelCacheSummary* summary);
 
+// Ultralytics' --cache mode as the backend that reads the cache's shards:
+// "ram" maps them (kMmap: one copy per node, in the page cache), "disk" reads
+// them (kAuto). InvalidArgument for another mode.
+Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend);
+
 // Opens a complete cache that matches `dataset` and `options` for reading
 // (reader_options picks the backend: kMmap for --cache ram, io_uring for disk).
 // Fails, saying why, for a missing, stale or incomplete cache.
