@@ -34,6 +34,13 @@ std::vector<torch::Tensor> Parameters(double scale) {
   return params;
 }
 
+std::vector<torch::Tensor> GradientCopies(const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : params)
+    if (p.grad().defined()) out.push_back(p.grad().clone());
+  return out;
+}
+
 double TotalNorm(const std::vector<torch::Tensor>& params) {
   double sum = 0;
   for (const torch::Tensor& p : params)
@@ -43,9 +50,7 @@ double TotalNorm(const std::vector<torch::Tensor>& params) {
 
 TEST(ClipGradNormTest, ScalesAllGradientsTogetherDownToTheMaximum) {
   const std::vector<torch::Tensor> params = Parameters(5.0);
-  std::vector<torch::Tensor> before;
-  for (const torch::Tensor& p : params)
-    if (p.grad().defined()) before.push_back(p.grad().clone());
+  const std::vector<torch::Tensor> before = GradientCopies(params);
   const double total = TotalNorm(params);
   ASSERT_GT(total, 10.0);
   ClipGradNorm(params, 10.0);
@@ -59,9 +64,7 @@ TEST(ClipGradNormTest, ScalesAllGradientsTogetherDownToTheMaximum) {
 TEST(ClipGradNormTest, LeavesGradientsUnderTheMaximum) {
   const std::vector<torch::Tensor> params = Parameters(0.1);
   ASSERT_LT(TotalNorm(params), 10.0);
-  std::vector<torch::Tensor> before;
-  for (const torch::Tensor& p : params)
-    if (p.grad().defined()) before.push_back(p.grad().clone());
+  const std::vector<torch::Tensor> before = GradientCopies(params);
   ClipGradNorm(params, 10.0);
   for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(params[i].grad(), before[i])) << "gradient " << i;
 }
