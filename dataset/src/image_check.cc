@@ -109,6 +109,10 @@ Status CheckPngChunks(std::string_view bytes, const std::string& where, bool dec
   return result;
 }
 
+// By their first bytes, as OpenCV and the inspector tell them.
+bool IsJpeg(std::string_view b) { return b.substr(0, 3) == "\xFF\xD8\xFF"; }
+bool IsPng(std::string_view b) { return b.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8); }
+
 uint32_t LittleEndian32(const char* p) { return ffr::DecodeFixed32(reinterpret_cast<const uint8_t*>(p)); }
 uint32_t LittleEndian16(const char* p) { return ffr::DecodeFixed16(reinterpret_cast<const uint8_t*>(p)); }
 
@@ -179,6 +183,7 @@ Status InspectOther(std::string_view bytes, const char* format, const std::strin
   out->components = std::string_view(format) == "PFM" && bytes[1] == 'f' ? 1 : 3;
   if (!full_decode) return Status::OK();
   FFR_RETURN_IF_ERROR(CheckPixelLimit(format, width, height, where));
+  FFR_RETURN_IF_ERROR(CheckOpenCvWouldNotReadAsDicom(bytes, where));
 #ifdef FFYOLO_HAVE_IMGCODECS
   cv::Mat decoded;
   try {
@@ -251,9 +256,8 @@ Status ImageInspector::Inspect(std::string_view bytes, const std::string& where,
                                ImageFacts* out) {
   *out = ImageFacts();
   if (bytes.empty()) return Status::Corruption(where + ": empty image file");
-  if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xFF\xD8\xFF") return InspectJpeg(bytes, where, full_decode, out);
-  if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
-    return InspectPng(bytes, where, full_decode, out);
+  if (IsJpeg(bytes)) return InspectJpeg(bytes, where, full_decode, out);
+  if (IsPng(bytes)) return InspectPng(bytes, where, full_decode, out);
   if (const char* format = OtherImageFormat(bytes)) return InspectOther(bytes, format, where, full_decode, out);
   std::string start;
   for (const char c : bytes.substr(0, 8)) start += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";
@@ -287,6 +291,17 @@ Status ImageInspector::InspectJpeg(std::string_view bytes, const std::string& wh
                     header.width, 0, header.height, format, 0) != 0)
     return Status::Corruption(where + ": JPEG does not decode cleanly: " + tjGetErrorStr2(tj));
   return Status::OK();
+}
+
+Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string& where) {
+  constexpr size_t kDicomMagicAt = 128;
+  if (bytes.size() < kDicomMagicAt + 4 || bytes.substr(kDicomMagicAt, 4) != "DICM") return Status::OK();
+  if (IsJpeg(bytes) || IsPng(bytes)) return Status::OK();
+  const char* format = OtherImageFormat(bytes);
+  const std::string_view name = format != nullptr ? format : "non-image";
+  if (name == "BMP" || name == "TIFF") return Status::OK();
+  return Status::Corruption(where + ": " + std::string(name) + " file with \"DICM\" at byte 128: OpenCV would " +
+                            "read it as DICOM, whose reader aborts on bad input");
 }
 
 Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, RecordInfo* info) {

@@ -172,6 +172,8 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
                                               /*full_decode=*/false, &facts));
       FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", facts.width, facts.height, where));
     }
+    FFR_RETURN_IF_ERROR(
+        CheckOpenCvWouldNotReadAsDicom(std::string_view(reinterpret_cast<const char*>(data), size), where));
     cv::Mat decoded;
     try {
       decoded = cv::imdecode(cv::Mat(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data)), cv::IMREAD_COLOR);

@@ -164,7 +164,49 @@ TEST(ImageInspectorTest, OtherHeadersCutShortAreUnreadable) {
   EXPECT_THAT(s.message(), HasSubstr("cut.webp: unreadable WebP header"));
 }
 
+// Found by image_check_fuzz (an abort inside gdcm, corpus/image_check_fuzz/crash-webp-read-as-dicom): a
+// lossless WebP header that libwebp rejects, with "DICM" at byte 128, went from cv::imdecode to GDCM.
+std::string WebpReadAsDicom() {
+  std::string bytes("RIFF\x3c\0\0\0WEBPVP8LV\0\x29\x3a\x2f\0\0\0\0\0\xff\0", 28);
+  bytes.resize(128, 'T');
+  return bytes + std::string("DICM\0", 5);
+}
+
+TEST(ImageInspectorTest, WhatOpenCvWouldReadAsDicomIsRefusedBeforeDecoding) {
+  ImageInspector inspector;
+  ImageFacts facts;
+  const std::string bytes = WebpReadAsDicom();
+  Status s = inspector.Inspect(bytes, "odd.webp", /*full_decode=*/false, &facts);
+  ASSERT_TRUE(s.ok()) << s.ToString();  // the header gives a size
+  s = inspector.Inspect(bytes, "odd.webp", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("odd.webp: WebP file with \"DICM\" at byte 128"));
+  std::string pfm = "PFx" + bytes.substr(3);
+  EXPECT_TRUE(CheckOpenCvWouldNotReadAsDicom(pfm, "odd.pfm").IsCorruption());
+  EXPECT_TRUE(CheckOpenCvWouldNotReadAsDicom(bytes.substr(0, 131), "short.webp").ok());
+}
+
 #ifdef FFYOLO_HAVE_IMGCODECS
+// The formats OpenCV always hands to their own decoder keep decoding with "DICM" in their pixels at byte 128.
+TEST(ImageInspectorTest, DicomMagicInsideABmpTiffOrPngIsOnlyPixels) {
+  cv::Mat image(30, 40, CV_8UC3, cv::Scalar(10, 200, 30));
+  for (const char* ext : {".bmp", ".tiff", ".png"}) {
+    SCOPED_TRACE(ext);
+    std::vector<uchar> encoded;
+    ASSERT_TRUE(cv::imencode(ext, image, encoded, {cv::IMWRITE_PNG_COMPRESSION, 0}));
+    std::string bytes(encoded.begin(), encoded.end());
+    if (std::string_view(ext) == ".png") {
+      EXPECT_TRUE(CheckOpenCvWouldNotReadAsDicom(bytes.substr(0, 128) + "DICM" + bytes.substr(132), "a.png").ok());
+      continue;  // its pixels are behind zlib's framing: the check alone says it
+    }
+    bytes.replace(128, 4, "DICM");
+    ImageInspector inspector;
+    ImageFacts facts;
+    const Status s = inspector.Inspect(bytes, "a.img", /*full_decode=*/true, &facts);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+}
+
 // BMP, WebP (lossless and lossy) and TIFF as OpenCV writes them: the header
 // gives the size (YOLO sources have no other), and --check decodes them.
 TEST(ImageInspectorTest, OtherFormatsGiveTheirSizeAndDecode) {

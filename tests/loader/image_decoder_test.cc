@@ -513,6 +513,14 @@ TEST(ImageDecoder, NonJpeg) {
 
   png.resize(png.size() / 2);
   ExpectCorruptionNamingSample(Decode(&decoder, png, 0, 0, ImageEncoding::kPng));
+
+  // A WebP header libwebp rejects, with "DICM" at byte 128: cv::imdecode would hand it to GDCM, which aborts.
+  Bytes dicom = {'R', 'I', 'F', 'F', 0x3c, 0, 0, 0, 'W', 'E', 'B', 'P', 'V', 'P', '8', 'L', 'V', 0, 0x29, 0x3a, 0x2f};
+  dicom.resize(128, 'T');
+  dicom.insert(dicom.end(), {'D', 'I', 'C', 'M', 0});
+  Decoded odd = Decode(&decoder, dicom, 0, 0, ImageEncoding::kOther);
+  ExpectCorruptionNamingSample(odd);
+  EXPECT_NE(odd.status.message().find("OpenCV would read it as DICOM"), std::string::npos) << odd.status.message();
 #else
   GTEST_SKIP() << "the test itself was built without imgcodecs and cannot encode a PNG";
 #endif

@@ -69,6 +69,15 @@ inline constexpr uint64_t kMaxImagePixels = 178956970;
 // height is over kMaxImagePixels.
 Status CheckPixelLimit(const char* kind, uint64_t width, uint64_t height, const std::string& where);
 
+// OpenCV hands an image to the first of its decoders whose signature check
+// takes it. GDCM's DICOM reader takes anything with "DICM" at byte 128 and
+// aborts the process on a file that is not DICOM (an assert inside gdcm).
+// JPEG, PNG, BMP and TIFF are always taken by their own decoder, by their
+// first bytes alone; a WebP or PFM whose header OpenCV's own check rejects
+// would go on to GDCM. Such bytes get a Corruption naming `where`, and every
+// caller of cv::imdecode checks this first.
+Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string& where);
+
 // Sets info->encoding and info's size from `facts`. A size the source already
 // gave (COCO JSON) must equal the image's own; a kOther image needs the size
 // from the source.
