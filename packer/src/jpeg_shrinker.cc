@@ -6,7 +6,6 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
-#include "ffyolo/jpeg_header.h"
 
 namespace ffyolo {
 
@@ -18,19 +17,18 @@ JpegShrinker::~JpegShrinker() {
   tjDestroy(static_cast<tjhandle>(encoder_));
 }
 
-ffr::Status JpegShrinker::Shrink(std::string_view jpeg, const std::string& where, std::string* out, int* width,
-                                 int* height, bool* shrunk) {
+ffr::Status JpegShrinker::Shrink(std::string_view jpeg, const ImageFacts& facts, const std::string& where,
+                                 std::string* out, int* width, int* height, bool* shrunk) {
   *shrunk = false;
-  JpegHeader header;
-  FFR_RETURN_IF_ERROR(ReadJpegHeader(&decoder_, jpeg, where, &header));
-  const int w = header.width, h = header.height;
+  const int w = static_cast<int>(facts.width), h = static_cast<int>(facts.height);
   if (std::max(w, h) <= max_size_) return ffr::Status::OK();
+  FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", facts.width, facts.height, where));
   tjhandle dec = static_cast<tjhandle>(decoder_);
   const auto* src = reinterpret_cast<const unsigned char*>(jpeg.data());
-  const bool gray = header.colorspace == TJCS_GRAY;
-  // CMYK and YCCK decode only to CMYK, and re-encode from it as YCCK, so the
-  // ink values pass through unchanged.
-  const bool cmyk = header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK;
+  const bool gray = facts.components == 1;
+  // CMYK and YCCK (4 components) decode only to CMYK, and re-encode from it
+  // as YCCK, so the ink values pass through unchanged.
+  const bool cmyk = facts.components == 4;
   const int pf = gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB;
   const int channels = tjPixelSize[pf];
   pixels_.resize(static_cast<size_t>(w) * h * channels);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ffr/status.h"
+#include "ffyolo/image_check.h"
 
 namespace ffyolo {
 
@@ -20,8 +21,10 @@ class JpegShrinker {
 
   // When the image is larger than max_size, *out receives the re-encoded
   // bytes and its new size, and *shrunk is true; otherwise nothing changes.
-  ffr::Status Shrink(std::string_view jpeg, const std::string& where, std::string* out, int* width, int* height,
-                     bool* shrunk);
+  // `facts` are ImageInspector's for the same bytes: the header is not read
+  // again.
+  ffr::Status Shrink(std::string_view jpeg, const ImageFacts& facts, const std::string& where, std::string* out,
+                     int* width, int* height, bool* shrunk);
 
  private:
   int max_size_;

@@ -314,7 +314,7 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
     std::string smaller;
     int w = 0, h = 0;
     bool shrunk = false;
-    s = shrinker->Shrink(bytes, where, &smaller, &w, &h, &shrunk);
+    s = shrinker->Shrink(bytes, facts, where, &smaller, &w, &h, &shrunk);
     if (s.ok() && shrunk) {
       // Boxes are normalized and stay valid; COCO areas scale with the pixels.
       const double scale = static_cast<double>(w) * h / (static_cast<double>(out->info.width) * out->info.height);
