@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "ffr/env.h"
 #include "ffr/format.h"
 #include "ffr/read_buffer.h"
 #include "ffr/reader.h"
@@ -136,7 +137,10 @@ class Dataset {
     if (found == stamp) return;
     std::fprintf(stderr, "reader_bench: writing %lld samples of %llu KiB to %s (once)\n",
                  static_cast<long long>(count_), static_cast<unsigned long long>(size_ / kKiB), dir_.c_str());
-    fs::remove_all(dir_);
+    if (const ffr::Status s = ffr::Env::Default()->RemoveTree(dir_); !s.ok()) {
+      std::fprintf(stderr, "reader_bench: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
     fs::create_directories(dir_ + "/shards");
     if (alignment_ == 0) fs::create_directories(dir_ + "/files");
     std::vector<uint8_t> sample(size_);

@@ -174,10 +174,7 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
     return Status::IOError(dir + ": cannot create the baseline's work directory: " + ec.message());
   struct RemoveOnReturn {
     std::string dir;
-    ~RemoveOnReturn() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
+    ~RemoveOnReturn() { ffr::Env::Default()->RemoveTree(dir); }
   } remove_on_return{dir};
   std::vector<std::string> files;
   std::vector<std::vector<Box>> labels;

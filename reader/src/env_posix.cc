@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 #include <new>
@@ -367,10 +366,58 @@ Status Env::RemoveFile(const std::string& path) {
   return Status::OK();
 }
 
+namespace {
+
+// Empties the directory `fd` (which it closes), depth first, without
+// following symbolic links; `path` names it in messages.
+Status RemoveDirectoryContents(int fd, const std::string& path) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return Status::FromErrno("open directory " + path, err);
+  }
+  Status result;
+  while (result.ok()) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0) result = Status::FromErrno("read directory " + path, errno);
+      break;
+    }
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string child = path + "/" + name;
+    if (::unlinkat(::dirfd(dir), name.c_str(), 0) == 0 || errno == ENOENT) continue;
+    if (errno != EISDIR && errno != EPERM) {  // Linux says EISDIR, POSIX allows EPERM
+      result = Status::FromErrno("remove " + child, errno);
+      break;
+    }
+    const int child_fd = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (child_fd < 0) {
+      result = Status::FromErrno("open directory " + child, errno);
+      break;
+    }
+    result = RemoveDirectoryContents(child_fd, child);
+    if (result.ok() && ::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0)
+      result = Status::FromErrno("remove " + child, errno);
+  }
+  ::closedir(dir);
+  return result;
+}
+
+}  // namespace
+
+// With POSIX calls, not std::filesystem::remove_all: PyTorch's 2.x binaries
+// export a copy of it that jumps to address 0 under another libstdc++
+// (pytorch/pytorch#133437, docs/build.md), and every ffyolo tool may link them.
 Status Env::RemoveTree(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
-  if (ec) return Status::FromErrno("remove " + path, ec.value());
+  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return Status::OK();
+  if (errno != EISDIR && errno != EPERM) return Status::FromErrno("remove " + path, errno);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("open directory " + path, errno);
+  FFR_RETURN_IF_ERROR(RemoveDirectoryContents(fd, path));
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("remove " + path, errno);
   return Status::OK();
 }
 

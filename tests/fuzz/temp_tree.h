@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "ffr/env.h"
+
 class TempTree {
  public:
   // Creates <tmp>/<name>.XXXXXX and the empty `dirs` below it.
@@ -24,10 +26,7 @@ class TempTree {
   }
   TempTree(const TempTree&) = delete;
   TempTree& operator=(const TempTree&) = delete;
-  ~TempTree() {
-    std::error_code ec;
-    std::filesystem::remove_all(root_, ec);
-  }
+  ~TempTree() { ffr::Env::Default()->RemoveTree(root_); }
 
   const std::string& root() const { return root_; }
 

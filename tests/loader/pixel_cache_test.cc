@@ -326,7 +326,7 @@ TEST(PixelCacheTest, AFailingDiskAtAnyCallLeavesNoCacheThatOpensAndARerunFinishe
       ASSERT_TRUE(BuildPixelCache(*d, o, &summary).ok());
       expect_clean_shards();
       ASSERT_TRUE(OpenPixelCache(*d, o, ffr::ReaderOptions(), &reader).ok());
-      fs::remove_all(o.directory);
+      testing::RemoveTree(o.directory);
     }
   }
 }
@@ -475,7 +475,7 @@ TEST(PixelCacheTest, ABuildKilledAtRandomMomentsLeavesARefusedOrCompleteCacheTha
     ASSERT_TRUE(BuildPixelCache(*d, o, &resumed).ok());
     kept += resumed.kept_shards > 0 && resumed.built_shards > 0 ? 1 : 0;
     EXPECT_EQ(CacheFiles(o.directory), want);
-    fs::remove_all(o.directory);
+    testing::RemoveTree(o.directory);
   }
   std::printf("clean build %.3f s; %d kills: %d left a refused cache (%d resumed after kept shards), %d a complete one\n",
               clean_seconds, loops, refused, kept, complete);

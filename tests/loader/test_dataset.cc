@@ -8,6 +8,7 @@
 
 #include "ffyolo/pack.h"
 #include "ffyolo/synthetic.h"
+#include "testing/test_env.h"
 
 namespace ffyolo::testing {
 
@@ -17,7 +18,7 @@ const std::string& PackedSyntheticDataset(int train, int val) {
   if (it != built.end()) return it->second;
   const std::string root = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/loader_data_" + std::to_string(train) +
                            "_" + std::to_string(val) + "." + std::to_string(::getpid());
-  std::filesystem::remove_all(root);
+  testing::RemoveTree(root);
   SyntheticOptions so;
   so.output_dir = root + "/src";
   so.train_images = train;

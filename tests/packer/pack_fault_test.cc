@@ -122,7 +122,7 @@ TEST(PackFaultTest, EveryFailedWriteLeavesARefusedOrCompleteOutputThatResumes) {
       const Status rerun = Pack(options(out, &no_faults), &sum);
       ASSERT_TRUE(rerun.ok()) << rerun.ToString();
       ExpectSameTree(clean, ReadTree(out));
-      fs::remove_all(out);
+      testing::RemoveTree(out);
     }
   }
 }
@@ -239,7 +239,7 @@ TEST(PackFaultTest, YoloPackKilledAtRandomMomentsLeavesARefusedOrCompleteOutputT
       ASSERT_EQ(WaitStatus(Spawn(command(out), log)), 0) << "the rerun failed: " << testing::ReadFileToString(log);
     }
     ExpectSameTree(clean, ReadTree(out));
-    fs::remove_all(out);
+    testing::RemoveTree(out);
   }
   std::printf("clean pack %.3f s; %d kills: %d left a refused output, %d a complete one (%d had finished)\n",
               clean_seconds, loops, refused, complete, finished);
@@ -299,7 +299,7 @@ TEST(PackFaultTest, FullDiskSaysHowMuchSpaceIsNeededAndLeavesNothingComplete) {
   EXPECT_NE(s.message().find(needed), std::string::npos) << s.message();
   EXPECT_NE(s.message().find(o.output), std::string::npos) << s.message();
   ExpectNothingLooksComplete(o.output);
-  fs::remove_all(o.output);
+  testing::RemoveTree(o.output);
 
   // Half the source fits; a filler written once the pack has begun takes the room.
   o.source = dir / "half";

@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -141,6 +145,46 @@ TEST(EnvTest, ShortDirectReadStopsAtTheEndOfTheFile) {
   resizer.join();
   env->CloseFile(fd);
   EXPECT_GT(shorts, 0);
+}
+
+// Nested directories, files and links go; what a link points to stays.
+TEST(EnvTest, RemoveTreeRemovesEverythingBelowWithoutFollowingLinks) {
+  namespace fs = std::filesystem;
+  ffyolo::testing::ScratchDir scratch("remove_tree");
+  const fs::path root = fs::path(scratch.path()) / "tree", outside = fs::path(scratch.path()) / "outside";
+  fs::create_directories(root / "a" / "b" / "c");
+  fs::create_directories(outside);
+  for (const fs::path& file : {root / "top.txt", root / "a" / "b" / "c" / "deep.txt", outside / "kept.txt"})
+    std::ofstream(file) << "bytes";
+  fs::create_directory_symlink(outside, root / "a" / "link_to_outside");
+  fs::create_symlink(outside / "kept.txt", root / "a" / "b" / "link_to_file");
+  fs::create_symlink(root / "nowhere", root / "dangling");
+  Env* env = Env::Default();
+  Status s = env->RemoveTree(root.string());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(fs::exists(fs::symlink_status(root)));
+  EXPECT_TRUE(fs::exists(outside / "kept.txt"));
+
+  // A single file, and a path that is not there.
+  s = env->RemoveTree((outside / "kept.txt").string());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(fs::exists(outside / "kept.txt"));
+  EXPECT_TRUE(env->RemoveTree((outside / "missing").string()).ok());
+}
+
+// What cannot be removed is named: a directory below one whose entries are
+// read-only (skipped as root, who may remove them anyway).
+TEST(EnvTest, RemoveTreeNamesWhatItCannotRemove) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  namespace fs = std::filesystem;
+  ffyolo::testing::ScratchDir scratch("remove_tree_denied");
+  const fs::path locked = fs::path(scratch.path()) / "locked";
+  fs::create_directories(locked / "inner");
+  ::chmod(locked.c_str(), 0555);
+  const Status s = Env::Default()->RemoveTree(scratch.path() + "/locked");
+  ::chmod(locked.c_str(), 0755);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find(locked.string() + "/inner"), std::string::npos) << s.ToString();
 }
 
 }  // namespace

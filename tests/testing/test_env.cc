@@ -1,5 +1,7 @@
 #include "testing/test_env.h"
 
+#include "ffr/env.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,13 +21,15 @@ ScratchDir::ScratchDir(const std::string& name) {
     if (c == '/') c = '_';
   path_ = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/" + test + "." + name + "." +
           std::to_string(::getpid());
-  fs::remove_all(path_);
+  RemoveTree(path_);
   fs::create_directories(path_);
 }
 
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
+ScratchDir::~ScratchDir() { RemoveTree(path_); }
+
+void RemoveTree(const std::string& path) {
+  const ffr::Status s = ffr::Env::Default()->RemoveTree(path);
+  if (!s.ok()) ADD_FAILURE() << s.ToString();
 }
 
 std::string SharedPath(const std::string& relative) {

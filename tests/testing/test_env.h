@@ -20,6 +20,11 @@ class ScratchDir {
   std::string path_;
 };
 
+// Env::RemoveTree of `path`, failing the current test on an error. The tests
+// remove trees through it, never with std::filesystem::remove_all, which
+// CUDA LibTorch's copy breaks (see Env::RemoveTree).
+void RemoveTree(const std::string& path);
+
 // ../shared/<relative>, or "" when ../shared is absent.
 std::string SharedPath(const std::string& relative);
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ffr/env.h"
 #include "ffyolo/synthetic_classes.h"
 #include "jpeg_encoder.h"
 #include "synth_rng.h"
@@ -151,10 +152,7 @@ Status PrepareOutputDir(const SyntheticOptions& o) {
       for (const std::string& split : {o.train_split, o.val_split}) {
         stale.insert(stale.end(), {JsonPath(o, split), out / split, out / "images" / split, LabelDir(o, split)});
       }
-      for (const fs::path& p : stale) {
-        fs::remove_all(p, ec);
-        if (ec) return Status::FromErrno("cannot remove " + p.string(), ec.value());
-      }
+      for (const fs::path& p : stale) FFR_RETURN_IF_ERROR(ffr::Env::Default()->RemoveTree(p.string()));
     }
   }
   std::vector<fs::path> dirs = {out / "annotations"};

@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 fs::path Scratch(const std::string& name) {
   const fs::path dir = fs::path(FFYOLO_BINARY_DIR) / "test_scratch" / (name + "." + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  testing::RemoveTree(dir.string());
   fs::create_directories(dir);
   return dir;
 }

@@ -15,7 +15,7 @@ const std::string& TinyDataset() {
   static std::string path;
   if (!path.empty()) return path;
   const std::string root = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/train_data." + std::to_string(::getpid());
-  std::filesystem::remove_all(root);
+  testing::RemoveTree(root);
   SyntheticOptions so;
   so.output_dir = root + "/src";
   so.train_images = 32;

@@ -271,7 +271,7 @@ TEST(TrainerTest, AResumeOnADatasetThatShrankNamesIt) {
   const std::string last = t->summary().save_dir + "/weights/last.pt";
   t.reset();
 
-  fs::remove_all(data);  // repacked from 8 training images: 1 batch an epoch
+  testing::RemoveTree(data);  // repacked from 8 training images: 1 batch an epoch
   SyntheticOptions so;
   so.output_dir = dir / "small";
   so.train_images = 8;
