@@ -25,6 +25,57 @@ void ClipGradNorm(const std::vector<torch::Tensor>& parameters, double max_norm)
 
 namespace {
 
+// torch::optim::SGD's arithmetic and state (SGDParamState momentum buffers,
+// so checkpoints are the same), in a few multi-tensor kernels per group, as
+// torch.optim.SGD's foreach path takes it on CUDA, instead of LibTorch's four
+// kernels per parameter. The gradients are left as they are, as SGD leaves them.
+class ForeachSgd : public torch::optim::SGD {
+ public:
+  using SGD::SGD;
+
+  torch::Tensor step(LossClosure closure = nullptr) override {
+    torch::NoGradGuard no_grad;
+    torch::Tensor loss;
+    if (closure) {
+      at::AutoGradMode enable_grad(true);
+      loss = closure();
+    }
+    for (auto& group : param_groups()) {
+      const auto& o = static_cast<const torch::optim::SGDOptions&>(group.options());
+      std::vector<torch::Tensor> params, grads;
+      for (const torch::Tensor& p : group.params())
+        if (p.grad().defined()) params.push_back(p), grads.push_back(p.grad());
+      if (params.empty()) continue;
+      std::vector<torch::Tensor> steps = o.weight_decay() != 0 ? at::_foreach_add(grads, params, o.weight_decay())
+                                                                : grads;
+      if (o.momentum() != 0) {
+        std::vector<torch::Tensor> buffers, existing, their_steps;
+        for (size_t i = 0; i < params.size(); ++i) {
+          const auto key = compat::OptimizerStateKey(params[i]);
+          auto found = state().find(key);
+          if (found == state().end()) {  // the first step: the buffer is the step itself
+            auto param_state = std::make_unique<torch::optim::SGDParamState>();
+            param_state->momentum_buffer(steps[i].clone().detach());
+            buffers.push_back(param_state->momentum_buffer());
+            state()[key] = std::move(param_state);
+          } else {
+            buffers.push_back(static_cast<torch::optim::SGDParamState&>(*found->second).momentum_buffer());
+            existing.push_back(buffers.back());
+            their_steps.push_back(steps[i]);
+          }
+        }
+        if (!existing.empty()) {
+          at::_foreach_mul_(existing, o.momentum());
+          at::_foreach_add_(existing, their_steps, 1 - o.dampening());
+        }
+        steps = o.nesterov() ? at::_foreach_add(steps, buffers, o.momentum()) : buffers;
+      }
+      at::_foreach_add_(params, steps, -o.lr());
+    }
+    return loss;
+  }
+};
+
 // The three groups of smart_optimizer, each with `options` and its own weight decay.
 template <class Optimizer, class Options>
 std::unique_ptr<torch::optim::Optimizer> Make(const ParameterGroups& groups, const Options& options,
@@ -48,7 +99,7 @@ ffr::Status MakeOptimizer(const YoloModel& model, const std::string& name, const
   const ParameterGroups groups = SplitParameterGroups(model);
   const auto betas = std::make_tuple(hyp.momentum, 0.999);  // smart_optimizer: beta1 is the momentum
   if (name == "SGD")
-    *optimizer = Make<torch::optim::SGD>(
+    *optimizer = Make<ForeachSgd>(
         groups, torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true), weight_decay);
   else if (name == "Adam")
     *optimizer = Make<torch::optim::Adam>(groups, torch::optim::AdamOptions(hyp.lr0).betas(betas), weight_decay);

@@ -4,10 +4,13 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ffyolo/config_path.h"
 #include "ffyolo/ema.h"
+#include "ffyolo/hyp.h"
 #include "ffyolo/model.h"
 #include "ffyolo/train_step.h"
 
@@ -99,6 +102,56 @@ TEST(ModelEmaTest, UpdateAveragesEveryFloatingPointEntryAndLeavesTheCounts) {
   }
   EXPECT_GT(averaged_entries, 100);
   EXPECT_EQ(ema.updates(), 5);
+}
+
+// MakeOptimizer's SGD (multi-tensor kernels) takes LibTorch's torch::optim::SGD
+// steps over the same three groups: weight decay, the first step's momentum
+// buffer and later ones, Nesterov, a learning rate and momentum per group
+// (warm-up's), parameters without a gradient left alone, gradients unchanged.
+TEST(SgdTest, MakeOptimizersSgdStepsAsLibTorchsSgd) {
+  std::shared_ptr<YoloModel> model, reference_model;
+  torch::manual_seed(0);
+  ASSERT_TRUE(BuildModel(ResolveConfig("yolov5n", "models"), 3, &model).ok());
+  torch::manual_seed(0);
+  ASSERT_TRUE(BuildModel(ResolveConfig("yolov5n", "models"), 3, &reference_model).ok());
+  Hyp hyp;
+  std::unique_ptr<torch::optim::Optimizer> sgd;
+  std::string description;
+  ASSERT_TRUE(MakeOptimizer(*model, "SGD", hyp, hyp.weight_decay, &sgd, &description).ok());
+  const ParameterGroups groups = SplitParameterGroups(*reference_model);
+  std::vector<torch::optim::OptimizerParamGroup> reference_groups;
+  for (const auto& [params, decay] : {std::pair{groups.biases, 0.0}, std::pair{groups.decayed_weights, hyp.weight_decay},
+                                      std::pair{groups.bn_weights, 0.0}}) {
+    auto options = std::make_unique<torch::optim::SGDOptions>(
+        torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true).weight_decay(decay));
+    reference_groups.emplace_back(params, std::move(options));
+  }
+  torch::optim::SGD reference(reference_groups, torch::optim::SGDOptions(hyp.lr0).momentum(hyp.momentum).nesterov(true));
+
+  std::vector<torch::Tensor> params = model->parameters(), reference_params = reference_model->parameters();
+  ASSERT_EQ(params.size(), reference_params.size());
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(step);
+    for (size_t g = 0; g < 3; ++g) {  // warm-up: another rate and momentum per group
+      SetGroupLrMomentum(sgd->param_groups()[g], 0.1 / (g + 1 + step), 0.8 + 0.05 * step);
+      SetGroupLrMomentum(reference.param_groups()[g], 0.1 / (g + 1 + step), 0.8 + 0.05 * step);
+    }
+    torch::manual_seed(10 + step);
+    std::vector<torch::Tensor> grads;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const bool without = i % 17 == 5 && step == 1;  // some skip a step
+      grads.push_back(without ? torch::Tensor() : torch::randn_like(params[i]));
+      params[i].mutable_grad() = without ? torch::Tensor() : grads[i].clone();
+      reference_params[i].mutable_grad() = without ? torch::Tensor() : grads[i].clone();
+    }
+    sgd->step();
+    reference.step();
+    for (size_t i = 0; i < params.size(); ++i) {
+      ASSERT_TRUE(torch::equal(params[i], reference_params[i])) << "parameter " << i;
+      if (grads[i].defined()) ASSERT_TRUE(torch::equal(params[i].grad(), grads[i])) << "gradient " << i;
+    }
+  }
+  ASSERT_EQ(sgd->state().size(), reference.state().size());
 }
 
 }  // namespace

@@ -5,7 +5,12 @@
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/optim/optimizer.h>
 #include <torch/version.h>
+
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 // Gloo's headers ship with Debian (libgloo-dev) but not in the pip wheels.
 #if defined(USE_C10D_GLOO) && __has_include(<gloo/algorithm.h>)
@@ -40,6 +45,20 @@ inline void ForeachMulInPlace(at::TensorList tensors, const at::Tensor& factor) 
 #else
   for (at::Tensor t : tensors) t.mul_(factor);
 #endif
+}
+
+// The key of a parameter's entry in Optimizer::state(): its TensorImpl, as a
+// pointer in 2.x, and printed as LibTorch's own optimizers print it
+// (c10::guts::to_string: an ostream's hex) in 1.13.
+template <class Key = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type>
+Key OptimizerStateKey(const at::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream printed;
+    printed << p.unsafeGetTensorImpl();
+    return printed.str();
+  } else {
+    return static_cast<Key>(p.unsafeGetTensorImpl());
+  }
 }
 
 // ProcessGroupNCCL and ProcessGroupGloo derive from c10d::ProcessGroup in 1.13
