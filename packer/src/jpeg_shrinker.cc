@@ -6,7 +6,6 @@
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
-
 namespace ffyolo {
 
 JpegShrinker::JpegShrinker(int max_size, int quality)

@@ -368,9 +368,14 @@ Status Env::RemoveFile(const std::string& path) {
 
 namespace {
 
-// Empties the directory `fd` (which it closes), depth first, without
-// following symbolic links; `path` names it in messages.
-Status RemoveDirectoryContents(int fd, const std::string& path) {
+// Removes `name` (relative to the directory `dir_fd`, or AT_FDCWD) and, for a
+// directory, everything under it, depth first, without following symbolic
+// links; `path` names it in messages.
+Status RemoveEntry(int dir_fd, const char* name, const std::string& path) {
+  if (::unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT) return Status::OK();
+  if (errno != EISDIR && errno != EPERM) return Status::FromErrno("remove " + path, errno);  // Linux: EISDIR
+  const int fd = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("open directory " + path, errno);
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
     const int err = errno;
@@ -385,24 +390,12 @@ Status RemoveDirectoryContents(int fd, const std::string& path) {
       if (errno != 0) result = Status::FromErrno("read directory " + path, errno);
       break;
     }
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const std::string child = path + "/" + name;
-    if (::unlinkat(::dirfd(dir), name.c_str(), 0) == 0 || errno == ENOENT) continue;
-    if (errno != EISDIR && errno != EPERM) {  // Linux says EISDIR, POSIX allows EPERM
-      result = Status::FromErrno("remove " + child, errno);
-      break;
-    }
-    const int child_fd = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (child_fd < 0) {
-      result = Status::FromErrno("open directory " + child, errno);
-      break;
-    }
-    result = RemoveDirectoryContents(child_fd, child);
-    if (result.ok() && ::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0)
-      result = Status::FromErrno("remove " + child, errno);
+    const std::string child = entry->d_name;
+    if (child != "." && child != "..") result = RemoveEntry(::dirfd(dir), child.c_str(), path + "/" + child);
   }
   ::closedir(dir);
+  if (result.ok() && ::unlinkat(dir_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+    result = Status::FromErrno("remove " + path, errno);
   return result;
 }
 
@@ -411,15 +404,7 @@ Status RemoveDirectoryContents(int fd, const std::string& path) {
 // With POSIX calls, not std::filesystem::remove_all: PyTorch's 2.x binaries
 // export a copy of it that jumps to address 0 under another libstdc++
 // (pytorch/pytorch#133437, docs/build.md), and every ffyolo tool may link them.
-Status Env::RemoveTree(const std::string& path) {
-  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return Status::OK();
-  if (errno != EISDIR && errno != EPERM) return Status::FromErrno("remove " + path, errno);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno("open directory " + path, errno);
-  FFR_RETURN_IF_ERROR(RemoveDirectoryContents(fd, path));
-  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("remove " + path, errno);
-  return Status::OK();
-}
+Status Env::RemoveTree(const std::string& path) { return RemoveEntry(AT_FDCWD, path.c_str(), path); }
 
 Status Env::SyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
