@@ -28,10 +28,11 @@ TORCH_LIBS="$BUILD/trainer/libffyolo_trainer.a $BUILD/loader/libffyolo_loader.a 
             -Wl,--no-as-needed -ltorch -ltorch_cpu -Wl,--as-needed -lc10 -lnuma -lopencv_imgproc -lisal"
 
 # Each target and the sources it needs (the parsers only: no torch, no OpenCV).
+# The image checks (image_check.h and the headers and decoders it calls), which four targets need whole.
+IMAGE_CHECK="dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/png_decode.cc dataset/src/record.cc"
 # ScanSource (packer/CMakeLists.txt's ffyolo_source), which both source scans need whole.
 SOURCE_SCAN="packer/src/source.cc packer/src/source_images.cc packer/src/source_coco_json.cc packer/src/json_scanner.cc
-             packer/src/source_yolo_txt.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc
-             reader/src/env_posix.cc reader/src/status.cc"
+             packer/src/source_yolo_txt.cc $IMAGE_CHECK reader/src/env_posix.cc reader/src/status.cc"
 declare -A SOURCES=(
   [record_fuzz]="dataset/src/record.cc reader/src/status.cc"
   [manifest_fuzz]="dataset/src/manifest.cc reader/src/status.cc"
@@ -39,7 +40,7 @@ declare -A SOURCES=(
   [hyp_fuzz]="loader/src/hyp.cc reader/src/env_posix.cc reader/src/status.cc"
   [zip_integrity_fuzz]="trainer/src/zip_integrity.cc reader/src/format.cc reader/src/status.cc"
   [pickle_check_fuzz]="trainer/src/pickle_check.cc reader/src/status.cc"
-  [image_check_fuzz]="dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
+  [image_check_fuzz]="$IMAGE_CHECK reader/src/status.cc"
   [shard_reader_fuzz]="reader/src/reader.cc reader/src/mapping_guard.cc reader/src/c_api.cc reader/src/shard_writer.cc reader/src/format.cc
                        reader/src/read_buffer.cc reader/src/env_posix.cc reader/src/status.cc"
   [coco_json_fuzz]="$SOURCE_SCAN"
@@ -50,11 +51,11 @@ declare -A SOURCES=(
                        -DFFYOLO_INSTALLED_CONFIG_DIR=\"../share/ffyolo/configs\""
   [checkpoint_fuzz]="trainer/src/checkpoint.cc trainer/src/pickle_check.cc trainer/src/torchscript_check.cc trainer/src/zip_integrity.cc $TORCH_FLAGS $TORCH_LIBS
                      -DCHECKPOINT_FUZZ_MODEL=\"$ROOT/tests/fuzz/checkpoint_model.yaml\""
-  [image_decoder_fuzz]="loader/src/image_decoder.cc dataset/src/image_check.cc dataset/src/jpeg_header.cc dataset/src/record.cc reader/src/status.cc"
+  [image_decoder_fuzz]="loader/src/image_decoder.cc $IMAGE_CHECK reader/src/status.cc"
 )
-# The image decoder's PNG path is OpenCV imgcodecs, as in a build that has it.
+# BMP, WebP, TIFF and PFM decode with OpenCV imgcodecs, as in a build that has it.
 DEFINES="-DFFYOLO_HAVE_IMGCODECS=1"
-LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lz -luring -lopencv_imgcodecs -lopencv_core -lpthread"
+LIBS="-lyaml-cpp -lzstd -lturbojpeg -ljpeg -lpng -lz -luring -lopencv_imgcodecs -lopencv_core -lpthread"
 INCLUDES="-Ireader/include -Idataset/include -Ipacker/include -Ipacker/src -Iloader/include -Itrainer/include -Itrainer/src
           -I/usr/include/opencv4"
 targets=("$@")

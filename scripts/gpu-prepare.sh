@@ -3,7 +3,7 @@
 # about 40 MiB) what the GPU machine lacks to build and run ffyolo, so that it travels with the
 # checkout (the device tool's `carry: ["gpu-deps"]`):
 #   gpu-deps/debs/      the Debian runtime and -dev packages of liburing, TurboJPEG, yaml-cpp, CLI11,
-#                       zstd, libnuma, ISA-L, OpenCV core+imgproc and the libraries they load,
+#                       zstd, libnuma, ISA-L, libpng, OpenCV core+imgproc and the libraries they load,
 #                       nlohmann-json, GoogleTest and pkgconf (apt-get download; scripts/gpu-run.sh
 #                       unpacks them into a prefix, never into /)
 #   gpu-deps/coco128/   ../shared/data/coco128 (images, YOLO labels, names), when it is there
@@ -17,7 +17,7 @@ LIMIT_MIB=64
 packages=(
   liburing2 liburing-dev libturbojpeg0 libturbojpeg0-dev libjpeg62-turbo libjpeg62-turbo-dev
   libyaml-cpp0.7 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd1 libzstd-dev zlib1g-dev
-  libnuma1 libnuma-dev libisal2 libisal-dev
+  libnuma1 libnuma-dev libisal2 libisal-dev libpng16-16 libpng-dev
   libopencv-core406 libopencv-core-dev libopencv-imgproc406 libopencv-imgproc-dev
   # what libopencv_core.so.406 loads beyond glibc, libstdc++ and zlib
   libtbb12 libblas3 liblapack3 libgfortran5 libquadmath0 libgomp1

@@ -15,7 +15,7 @@ esac
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libgloo-dev libopenblas0-openmp
-  liburing-dev zlib1g-dev libzstd-dev
+  liburing-dev zlib1g-dev libzstd-dev libpng-dev
   libisal-dev libturbojpeg0-dev libjpeg62-turbo-dev libopencv-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libnuma-dev libgtest-dev libbenchmark-dev

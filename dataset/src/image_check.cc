@@ -15,6 +15,7 @@
 
 #include "ffr/endian.h"
 #include "ffyolo/jpeg_header.h"
+#include "ffyolo/png_decode.h"
 
 namespace ffyolo {
 
@@ -63,50 +64,22 @@ uint32_t BigEndian32(const char* p) {
   return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | u[3];
 }
 
-// Every chunk's CRC-32 (over its type and data), up to IEND; with `decode`, the
-// IDAT stream must inflate whole, to the size the header gives.
-Status CheckPngChunks(std::string_view bytes, const std::string& where, bool decode, uint64_t raw_size) {
-  z_stream z{};
-  if (decode && inflateInit(&z) != Z_OK) return Status::IOError(where + ": cannot start zlib");
-  std::vector<unsigned char> sink(1 << 16);
-  uint64_t inflated = 0;
-  int zrc = Z_OK;
-  Status result = Status::Corruption(where + ": truncated PNG (no IEND chunk)");
+// Every chunk's CRC-32 (over its type and data), up to IEND. libpng checks
+// those of the chunks it needs and drops an ancillary chunk that fails its
+// CRC with a warning; a damaged chunk is damage all the same.
+Status CheckPngChunkCrcs(std::string_view bytes, const std::string& where) {
   for (size_t at = 8; at + 12 <= bytes.size();) {
     const uint32_t length = BigEndian32(bytes.data() + at);
     if (length > bytes.size() - at - 12) break;  // runs past the end: truncated
     const std::string_view type = bytes.substr(at + 4, 4);
     const auto* typed = reinterpret_cast<const Bytef*>(bytes.data() + at + 4);
-    if (crc32(0, typed, 4 + length) != BigEndian32(bytes.data() + at + 8 + length)) {
-      result = Status::Corruption(where + ": PNG " + std::string(type) + " chunk at byte " + std::to_string(at) +
-                                  " fails its CRC (damaged data)");
-      break;
-    }
-    if (decode && type == "IDAT" && zrc == Z_OK) {
-      z.next_in = const_cast<Bytef*>(typed + 4);
-      z.avail_in = length;
-      while (zrc == Z_OK && z.avail_in > 0) {
-        z.next_out = sink.data();
-        z.avail_out = static_cast<uInt>(sink.size());
-        zrc = inflate(&z, Z_NO_FLUSH);
-        inflated += sink.size() - z.avail_out;
-        if (zrc == Z_BUF_ERROR) zrc = Z_OK;  // needs the next chunk
-      }
-    }
-    if (type == "IEND") {
-      result = Status::OK();
-      if (decode && (zrc != Z_STREAM_END || (raw_size > 0 && inflated != raw_size)))
-        result = Status::Corruption(where + ": PNG image data does not decode (" +
-                                    (zrc == Z_STREAM_END ? std::to_string(inflated) + " bytes where the header needs " +
-                                                               std::to_string(raw_size)
-                                                         : std::string(zrc == Z_OK ? "cut short" : "corrupt")) +
-                                    ")");
-      break;
-    }
+    if (crc32(0, typed, 4 + length) != BigEndian32(bytes.data() + at + 8 + length))
+      return Status::Corruption(where + ": PNG " + std::string(type) + " chunk at byte " + std::to_string(at) +
+                                " fails its CRC (damaged data)");
+    if (type == "IEND") return Status::OK();
     at += 12 + length;
   }
-  if (decode) inflateEnd(&z);
-  return result;
+  return Status::Corruption(where + ": truncated PNG (no IEND chunk)");
 }
 
 // By their first bytes, as OpenCV and the inspector tell them.
@@ -204,7 +177,8 @@ Status InspectOther(std::string_view bytes, const char* format, const std::strin
 #endif
 }
 
-Status InspectPng(std::string_view bytes, const std::string& where, bool full_decode, ImageFacts* out) {
+Status InspectPng(std::string_view bytes, const std::string& where, bool full_decode, std::vector<uint8_t>* pixels,
+                  ImageFacts* out) {
   // Signature (8), then the IHDR chunk: length (4), "IHDR", width, height,
   // bit depth, colour type, ... and its CRC: 33 bytes in all.
   if (bytes.size() < 33 || bytes.substr(12, 4) != "IHDR")
@@ -223,13 +197,12 @@ Status InspectPng(std::string_view bytes, const std::string& where, bool full_de
     default: return Status::Corruption(where + ": PNG IHDR gives an unknown colour type");
   }
   if (!EndsWithin(bytes, "IEND")) return Status::Corruption(where + ": truncated PNG (no IEND chunk)");
-  // Rows of 1 filter byte + pixels; Adam7-interlaced images (byte 28) are passes of other sizes.
-  const int bit_depth = static_cast<unsigned char>(bytes[24]);
-  const int samples = static_cast<unsigned char>(bytes[25]) == 3 ? 1 : components;
-  const uint64_t raw_size =
-      bytes[28] == 0 ? uint64_t{height} * (1 + (uint64_t{width} * samples * bit_depth + 7) / 8) : 0;
-  if (full_decode) FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", width, height, where));
-  FFR_RETURN_IF_ERROR(CheckPngChunks(bytes, where, full_decode, raw_size));
+  FFR_RETURN_IF_ERROR(CheckPngChunkCrcs(bytes, where));
+  if (full_decode) {
+    FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", width, height, where));
+    int decoded_width = 0, decoded_height = 0;
+    FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, pixels, &decoded_width, &decoded_height));
+  }
   out->encoding = ImageEncoding::kPng;
   out->width = width;
   out->height = height;
@@ -257,7 +230,7 @@ Status ImageInspector::Inspect(std::string_view bytes, const std::string& where,
   *out = ImageFacts();
   if (bytes.empty()) return Status::Corruption(where + ": empty image file");
   if (IsJpeg(bytes)) return InspectJpeg(bytes, where, full_decode, out);
-  if (IsPng(bytes)) return InspectPng(bytes, where, full_decode, out);
+  if (IsPng(bytes)) return InspectPng(bytes, where, full_decode, &pixels_, out);
   if (const char* format = OtherImageFormat(bytes)) return InspectOther(bytes, format, where, full_decode, out);
   std::string start;
   for (const char c : bytes.substr(0, 8)) start += std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "?";

@@ -16,6 +16,7 @@
 
 #include "ffyolo/image_check.h"
 #include "ffyolo/jpeg_header.h"
+#include "ffyolo/png_decode.h"
 
 namespace ffyolo {
 
@@ -147,7 +148,7 @@ ImageDecoder::~ImageDecoder() {
   if (handle_ != nullptr) tjDestroy(static_cast<tjhandle>(handle_));
 }
 
-bool ImageDecoder::SupportsNonJpeg() {
+bool ImageDecoder::SupportsOtherEncodings() {
 #ifdef FFYOLO_HAVE_IMGCODECS
   return true;
 #else
@@ -160,20 +161,22 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   *scale_denominator = 1;
   if (size == 0) return ffr::Status::Corruption(where + ": empty image");
 
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  if (encoding == ImageEncoding::kPng) {
+    // The size is checked before libpng allocates for it, with the chunks' CRCs (as the packer checked them).
+    if (!inspector_) inspector_ = std::make_unique<ImageInspector>();
+    ImageFacts facts;
+    FFR_RETURN_IF_ERROR(inspector_->Inspect(bytes, where, /*full_decode=*/false, &facts));
+    FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", facts.width, facts.height, where));
+    int width = 0, height = 0;
+    FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, &buffer_, &width, &height));
+    *out = cv::Mat(height, width, CV_8UC3, buffer_.data());
+    return ffr::Status::OK();
+  }
   if (encoding != ImageEncoding::kJpeg) {
 #ifdef FFYOLO_HAVE_IMGCODECS
-    // A PNG's size is checked before libpng allocates for it (with its chunks'
-    // CRCs, as the packer checked them); other formats have only OpenCV's own
-    // limit (CV_IO_MAX_IMAGE_PIXELS).
-    if (encoding == ImageEncoding::kPng) {
-      if (!inspector_) inspector_ = std::make_unique<ImageInspector>();
-      ImageFacts facts;
-      FFR_RETURN_IF_ERROR(inspector_->Inspect(std::string_view(reinterpret_cast<const char*>(data), size), where,
-                                              /*full_decode=*/false, &facts));
-      FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", facts.width, facts.height, where));
-    }
-    FFR_RETURN_IF_ERROR(
-        CheckOpenCvWouldNotReadAsDicom(std::string_view(reinterpret_cast<const char*>(data), size), where));
+    // Only OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS) guards these formats' sizes.
+    FFR_RETURN_IF_ERROR(CheckOpenCvWouldNotReadAsDicom(bytes, where));
     cv::Mat decoded;
     try {
       decoded = cv::imdecode(cv::Mat(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data)), cv::IMREAD_COLOR);
@@ -182,20 +185,19 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
     }
     if (decoded.empty())
       return ffr::Status::Corruption(where + ": " + ImageEncodingName(encoding) + " image does not decode");
-    const size_t bytes = decoded.total() * decoded.elemSize();
-    if (buffer_.size() < bytes) buffer_.resize(bytes);
+    const size_t bytes_decoded = decoded.total() * decoded.elemSize();
+    if (buffer_.size() < bytes_decoded) buffer_.resize(bytes_decoded);
     *out = cv::Mat(decoded.rows, decoded.cols, CV_8UC3, buffer_.data());
     decoded.copyTo(*out);
     return ffr::Status::OK();
 #else
     return ffr::Status::NotSupported(where + ": " + ImageEncodingName(encoding) +
-                                     " image, but this build lacks OpenCV imgcodecs (only JPEG decodes)");
+                                     " image, but this build lacks OpenCV imgcodecs (only JPEG and PNG decode)");
 #endif
   }
 
   JpegHeader header;
-  FFR_RETURN_IF_ERROR(ReadJpegHeader(&handle_, std::string_view(reinterpret_cast<const char*>(data), size), where,
-                                     &header));
+  FFR_RETURN_IF_ERROR(ReadJpegHeader(&handle_, bytes, where, &header));
   tjhandle tj = static_cast<tjhandle>(handle_);
   const int width = header.width, height = header.height, colorspace = header.colorspace;
   FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", width, height, where));

@@ -282,6 +282,18 @@ TEST(ImageInspectorTest, PngWhoseDataDoesNotInflateFailsTheFullCheckOnly) {
   EXPECT_THAT(s.message(), HasSubstr("junk.png: PNG image data does not decode"));
 }
 
+// Whole chunks and zlib data that inflates to the right size, but rows the
+// loader cannot decode: the full check decodes them as the loader does.
+TEST(ImageInspectorTest, PngRowsWithAnUnknownFilterFailTheFullCheckOnly) {
+  const std::string png = MakePng(23, 11, /*row_filter=*/9);
+  ImageInspector inspector;
+  ImageFacts facts;
+  EXPECT_TRUE(inspector.Inspect(png, "rows.png", /*full_decode=*/false, &facts).ok());
+  const Status s = inspector.Inspect(png, "rows.png", /*full_decode=*/true, &facts);
+  ASSERT_TRUE(s.IsCorruption());
+  EXPECT_THAT(s.message(), HasSubstr("rows.png: PNG image data does not decode (libpng: bad adaptive filter value)"));
+}
+
 TEST(ImageInspectorTest, AJpegHeaderOverPilsPixelLimitIsNotDecoded) {
   std::string jpeg = MakeJpeg(64, 48, 3);
   const size_t sof = jpeg.find("\xFF\xC0");  // baseline frame: length (2), precision (1), height (2), width (2)

@@ -45,10 +45,10 @@ std::string MakeJpeg(int width, int height, int components) {
   return out;
 }
 
-std::string MakePng(int width, int height) {
-  std::string raw;  // filter byte 0, then RGB per row
+std::string MakePng(int width, int height, unsigned char row_filter) {
+  std::string raw;  // the filter byte, then RGB per row
   for (int y = 0; y < height; ++y) {
-    raw.push_back(0);
+    raw.push_back(static_cast<char>(row_filter));
     for (int x = 0; x < width * 3; ++x) raw.push_back(static_cast<char>((x + y) & 0xFF));
   }
   std::string compressed(compressBound(static_cast<uLong>(raw.size())), '\0');

@@ -9,7 +9,9 @@ namespace ffyolo::testing {
 // (CMYK, stored as YCCK) components, 4:2:0 when colour.
 std::string MakeJpeg(int width, int height, int components);
 
-// A valid 8-bit RGB PNG of a grey ramp.
-std::string MakePng(int width, int height);
+// An 8-bit RGB PNG of a grey ramp, every row filtered with `row_filter`
+// (0, none; PNG defines 0 to 4, so others make a PNG whose chunks and zlib
+// data are whole but whose rows do not decode).
+std::string MakePng(int width, int height, unsigned char row_filter = 0);
 
 }  // namespace ffyolo::testing

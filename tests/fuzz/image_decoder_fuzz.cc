@@ -1,6 +1,6 @@
 // ImageDecoder::Decode on any bytes as a JPEG (TurboJPEG's full and DCT-scaled
 // decodes, and the region-decoding libjpeg path: skipped and cropped
-// scanlines) and, when they start like a PNG, as a PNG (OpenCV imgcodecs).
+// scanlines) and, when they start like a PNG, as a PNG (libpng, png_decode.h).
 #include <turbojpeg.h>
 
 #include <cstdint>

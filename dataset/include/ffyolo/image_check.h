@@ -27,7 +27,8 @@ struct ImageFacts {
 };
 
 // Reads image headers and, on request, decodes images fully (JPEG with
-// TurboJPEG, PNG's data with zlib, other formats with OpenCV imgcodecs).
+// TurboJPEG, PNG with libpng as the loader does, other formats with OpenCV
+// imgcodecs).
 // Owns a TurboJPEG handle and a pixel buffer: use one per thread.
 class ImageInspector {
  public:
@@ -41,8 +42,8 @@ class ImageInspector {
   // "truncated JPEG". With `full_decode` the image is decoded too, and both decoder
   // errors and decoder warnings (corrupt data libjpeg would paper over) fail.
   // PNG (by its signature): the size from IHDR; the IEND chunk must end the
-  // data and every chunk match its CRC; with `full_decode` the image data
-  // must inflate whole to the size IHDR gives. BMP, WebP, TIFF and PFM (by
+  // data and every chunk match its CRC; with `full_decode` the image must
+  // decode (DecodePngToBgr, png_decode.h: filters, data and chunks). BMP, WebP, TIFF and PFM (by
   // their first bytes) are kOther, with the size their header gives; with
   // `full_decode` OpenCV decodes them to that size (NotSupported in a build
   // without imgcodecs). Anything else is not an image.

@@ -1,7 +1,8 @@
 // ImageDecoder: record image bytes to a BGR image in a reusable buffer.
 // JPEG goes through TurboJPEG (grey, 4:4:4, 4:2:0, progressive and CMYK
-// JPEGs all come out as 3-channel BGR); other encodings through OpenCV's
-// imgcodecs when the build has it. Owns its handles and buffers: one per thread.
+// JPEGs all come out as 3-channel BGR), PNG through libpng (png_decode.h),
+// other encodings through OpenCV's imgcodecs when the build has it. Owns its
+// handles and buffers: one per thread.
 #pragma once
 
 #include <cstddef>
@@ -52,8 +53,8 @@ class ImageDecoder {
   ffr::Status Decode(const uint8_t* data, size_t size, ImageEncoding encoding, const std::string& where,
                      const DecodeOptions& options, cv::Mat* out, int* scale_denominator);
 
-  // Whether this build decodes encodings other than JPEG.
-  static bool SupportsNonJpeg();
+  // Whether this build decodes encodings other than JPEG and PNG.
+  static bool SupportsOtherEncodings();
 
  private:
   class RegionDecoder;
