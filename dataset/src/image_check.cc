@@ -142,6 +142,43 @@ void OtherImageSize(std::string_view b, const std::string& format, uint64_t* wid
   }
 }
 
+// How long an uncompressed BMP or a PFM of width x height must be: OpenCV
+// reads every row whole, and on a shorter file its decoder throws, and
+// cv::imdecode prints the reason to std::cerr itself ("imdecode_(''): can't
+// read data: ... Unexpected end of input stream") before it returns nothing.
+// 0 where the length does not follow from the header (RLE-compressed BMPs,
+// WebP, TIFF).
+uint64_t OtherImageLength(std::string_view b, const std::string& format, uint64_t width, uint64_t height) {
+  // Headers give sides up to 2^31: their products can pass 2^64, and a wrapped length would pass a cut file.
+  const auto at_most_max = [](unsigned __int128 n) { return n > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(n); };
+  if (format == "BMP" && b.size() >= 30) {
+    const uint64_t pixels_at = LittleEndian32(b.data() + 10);
+    const uint32_t dib = LittleEndian32(b.data() + 14);
+    uint32_t bits = 0;
+    if (dib == 12) {
+      bits = LittleEndian16(b.data() + 24);
+    } else if (dib >= 40 && b.size() >= 34) {
+      const uint32_t compression = LittleEndian32(b.data() + 30);
+      if (compression != 0 && compression != 3) return 0;  // BI_RGB and BI_BITFIELDS only
+      bits = LittleEndian16(b.data() + 28);
+    }
+    if (bits == 15) bits = 16;  // 5-5-5 pixels take two bytes
+    if (bits == 0 || bits > 32) return 0;  // OpenCV refuses the header itself
+    const uint64_t row = ((width * bits + 7) / 8 + 3) & ~uint64_t{3};  // rows padded to 4 bytes
+    return at_most_max(pixels_at + static_cast<unsigned __int128>(row) * height);
+  }
+  if (format == "PFM") {  // "PF" or "Pf", then width, height and scale, each after white space, and one more byte
+    size_t at = 2;
+    for (int token = 0; token < 3; ++token) {
+      while (at < b.size() && std::isspace(static_cast<unsigned char>(b[at]))) ++at;
+      while (at < b.size() && !std::isspace(static_cast<unsigned char>(b[at]))) ++at;
+    }
+    const uint64_t channels = b[1] == 'f' ? 1 : 3;
+    return at_most_max(at + 1 + static_cast<unsigned __int128>(width) * height * channels * sizeof(float));
+  }
+  return 0;
+}
+
 // BMP, WebP, TIFF and PFM: the size from the header and, with `full_decode`,
 // a whole decode by OpenCV (which the loader decodes them with).
 Status InspectOther(std::string_view bytes, const char* format, const std::string& where, bool full_decode,
@@ -154,6 +191,10 @@ Status InspectOther(std::string_view bytes, const char* format, const std::strin
   out->width = static_cast<uint32_t>(width);
   out->height = static_cast<uint32_t>(height);
   out->components = std::string_view(format) == "PFM" && bytes[1] == 'f' ? 1 : 3;
+  const uint64_t length = OtherImageLength(bytes, format, width, height);
+  if (bytes.size() < length)
+    return Status::Corruption(where + ": truncated " + format + ": its header needs " + std::to_string(length) +
+                              " bytes, the file has " + std::to_string(bytes.size()));
   if (!full_decode) return Status::OK();
   FFR_RETURN_IF_ERROR(CheckPixelLimit(format, width, height, where));
   FFR_RETURN_IF_ERROR(CheckOpenCvWouldNotReadAsDicom(bytes, where));

@@ -162,12 +162,16 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   if (size == 0) return ffr::Status::Corruption(where + ": empty image");
 
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  if (encoding == ImageEncoding::kPng) {
-    // The size is checked before libpng allocates for it, with the chunks' CRCs (as the packer checked them).
+  if (encoding != ImageEncoding::kJpeg) {
+    // The header as the packer checked it (a PNG's chunk CRCs, a BMP's or PFM's length), and the size against
+    // the pixel limit before the decoder allocates for it.
     if (!inspector_) inspector_ = std::make_unique<ImageInspector>();
     ImageFacts facts;
     FFR_RETURN_IF_ERROR(inspector_->Inspect(bytes, where, /*full_decode=*/false, &facts));
-    FFR_RETURN_IF_ERROR(CheckPixelLimit("PNG", facts.width, facts.height, where));
+    FFR_RETURN_IF_ERROR(
+        CheckPixelLimit(encoding == ImageEncoding::kPng ? "PNG" : "image", facts.width, facts.height, where));
+  }
+  if (encoding == ImageEncoding::kPng) {
     int width = 0, height = 0;
     FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, &buffer_, &width, &height));
     *out = cv::Mat(height, width, CV_8UC3, buffer_.data());
@@ -175,7 +179,6 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   }
   if (encoding != ImageEncoding::kJpeg) {
 #ifdef FFYOLO_HAVE_IMGCODECS
-    // Only OpenCV's own limit (CV_IO_MAX_IMAGE_PIXELS) guards these formats' sizes.
     FFR_RETURN_IF_ERROR(CheckOpenCvWouldNotReadAsDicom(bytes, where));
     cv::Mat decoded;
     try {

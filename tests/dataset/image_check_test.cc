@@ -207,6 +207,34 @@ TEST(ImageInspectorTest, DicomMagicInsideABmpTiffOrPngIsOnlyPixels) {
   }
 }
 
+// OpenCV reads an uncompressed BMP's or a PFM's rows whole and prints
+// "imdecode_(''): can't read data" to stderr on a file one byte short: the
+// header tells how long the file must be, and a shorter one is refused first.
+TEST(ImageInspectorTest, BmpAndPfmShorterThanTheirHeadersSayAreTruncatedAndNothingIsPrinted) {
+  const std::pair<const char*, int> formats[] = {
+      {".bmp", CV_8UC3}, {".bmp", CV_8UC1}, {".pfm", CV_32FC3}, {".pfm", CV_32FC1}};
+  for (const auto& [ext, type] : formats) {
+    SCOPED_TRACE(std::string(ext) + " of type " + std::to_string(type));
+    const cv::Mat image(30, 41, type, cv::Scalar(10, 200, 30));  // 41: BMP rows end in padding
+    std::vector<uchar> encoded;
+    ASSERT_TRUE(cv::imencode(ext, image, encoded));
+    const std::string bytes(encoded.begin(), encoded.end());
+    ImageInspector inspector;
+    ImageFacts facts;
+    EXPECT_TRUE(inspector.Inspect(bytes, "a.img", /*full_decode=*/false, &facts).ok());
+    EXPECT_TRUE(inspector.Inspect(bytes, "a.img", /*full_decode=*/true, &facts).ok());
+    for (const bool full_decode : {false, true}) {
+      ::testing::internal::CaptureStderr();
+      const Status s = inspector.Inspect(bytes.substr(0, bytes.size() - 1), "cut.img", full_decode, &facts);
+      EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+      ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_THAT(s.message(), HasSubstr("cut.img: truncated " + std::string(ext[1] == 'b' ? "BMP" : "PFM") +
+                                         ": its header needs " + std::to_string(bytes.size()) + " bytes, the file has " +
+                                         std::to_string(bytes.size() - 1)));
+    }
+  }
+}
+
 // BMP, WebP (lossless and lossy) and TIFF as OpenCV writes them: the header
 // gives the size (YOLO sources have no other), and --check decodes them.
 TEST(ImageInspectorTest, OtherFormatsGiveTheirSizeAndDecode) {

@@ -468,7 +468,11 @@ TEST(ImageDecoder, JpegOverPilsPixelLimitIsRefusedBeforeDecoding) {
 TEST(ImageDecoder, NonJpeg) {
   ImageDecoder decoder;
   if (!ImageDecoder::SupportsOtherEncodings()) {
-    Decoded d = Decode(&decoder, Bytes{'B', 'M', 0, 0}, 0, 0, ImageEncoding::kOther);
+    // A whole 1x1 24-bit BMP: file header (14 bytes), BITMAPINFOHEADER (40), one row padded to 4 bytes.
+    Bytes bmp(58, 0);
+    bmp[0] = 'B', bmp[1] = 'M', bmp[2] = 58, bmp[10] = 54, bmp[14] = 40, bmp[18] = 1, bmp[22] = 1, bmp[26] = 1,
+    bmp[28] = 24;
+    Decoded d = Decode(&decoder, bmp, 0, 0, ImageEncoding::kOther);
     EXPECT_TRUE(d.status.IsNotSupported()) << d.status.ToString();
     EXPECT_NE(d.status.message().find("imgcodecs"), std::string::npos) << d.status.message();
   }
@@ -536,6 +540,16 @@ TEST(ImageDecoder, NonJpeg) {
   Decoded odd = Decode(&decoder, dicom, 0, 0, ImageEncoding::kOther);
   ExpectCorruptionNamingSample(odd);
   EXPECT_NE(odd.status.message().find("OpenCV would read it as DICOM"), std::string::npos) << odd.status.message();
+
+  // A BMP one byte short, which OpenCV would report on stderr itself: refused from its header, and quietly.
+  Bytes bmp;
+  ASSERT_TRUE(cv::imencode(".bmp", MakeBgr(41, 30), bmp));
+  bmp.pop_back();
+  ::testing::internal::CaptureStderr();
+  Decoded cut = Decode(&decoder, bmp, 0, 0, ImageEncoding::kOther);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  ExpectCorruptionNamingSample(cut);
+  EXPECT_NE(cut.status.message().find("truncated BMP"), std::string::npos) << cut.status.message();
 #else
   GTEST_SKIP() << "the test itself was built without imgcodecs and cannot encode a PNG";
 #endif
