@@ -19,7 +19,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::MakeJpeg;
+using testing::FindIdat;
+using testing::IdatSpan;
 using testing::MakePng;
+using testing::WithJunkIdat;
 
 Box MakeBox(uint16_t cls, float cx, float cy, float w, float h) {
   Box box;
@@ -277,17 +280,10 @@ TEST(ImageInspectorTest, PngAcceptedWithItsSize) {
   EXPECT_THAT(s.message(), HasSubstr("cut.png: truncated PNG"));
 }
 
-// The byte offset of the IDAT chunk's data in a MakePng image, and its length.
-std::pair<size_t, size_t> IdatData(const std::string& png) {
-  const size_t type = png.find("IDAT");
-  const auto* p = reinterpret_cast<const unsigned char*>(png.data() + type - 4);
-  return {type + 4, (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3]};
-}
-
 TEST(ImageInspectorTest, PngWithDamagedDataFailsItsChunkCrc) {
   std::string png = MakePng(23, 11);
-  const auto [data, length] = IdatData(png);
-  png[data + length / 2] ^= 0x20;
+  const IdatSpan idat = FindIdat(png);
+  png[idat.data + idat.length / 2] ^= 0x20;
   ImageInspector inspector;
   ImageFacts facts;
   const Status s = inspector.Inspect(png, "bad.png", /*full_decode=*/false, &facts);
@@ -296,12 +292,7 @@ TEST(ImageInspectorTest, PngWithDamagedDataFailsItsChunkCrc) {
 }
 
 TEST(ImageInspectorTest, PngWhoseDataDoesNotInflateFailsTheFullCheckOnly) {
-  std::string png = MakePng(23, 11);
-  const auto [data, length] = IdatData(png);
-  for (size_t i = 2; i < length; ++i) png[data + i] = static_cast<char>(0xff);  // a valid zlib header, then junk
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(png.data() + data - 4), static_cast<uInt>(length + 4)));
-  for (int k = 0; k < 4; ++k) png[data + length + k] = static_cast<char>(crc >> (24 - 8 * k));  // CRC matches again
+  const std::string png = WithJunkIdat(MakePng(23, 11));
   ImageInspector inspector;
   ImageFacts facts;
   EXPECT_TRUE(inspector.Inspect(png, "junk.png", /*full_decode=*/false, &facts).ok());

@@ -3,7 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <png.h>
-#include <zlib.h>
 
 #include <cstring>
 #include <random>
@@ -120,22 +119,6 @@ TEST(PngDecodeTest, PixelsEqualOpenCvsForEveryKindOfPng) {
 }
 #endif
 
-// The bytes of the first IDAT chunk's data, and a function that mends its CRC.
-struct Idat {
-  size_t data, length;
-};
-Idat FindIdat(const std::string& png) {
-  const size_t type = png.find("IDAT");
-  const auto* p = reinterpret_cast<const unsigned char*>(png.data() + type - 4);
-  return {type + 4, (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3]};
-}
-void MendIdatCrc(std::string* png) {
-  const Idat idat = FindIdat(*png);
-  const auto crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(png->data() + idat.data - 4),
-                                               static_cast<uInt>(idat.length + 4)));
-  for (int k = 0; k < 4; ++k) (*png)[idat.data + idat.length + k] = static_cast<char>(crc >> (24 - 8 * k));
-}
-
 TEST(PngDecodeTest, RgbComesOutAsBgr) {
   std::vector<uint8_t> pixels;
   int width = 0, height = 0;
@@ -158,20 +141,18 @@ TEST(PngDecodeTest, AnUnknownRowFilterIsCorruptionNamingTheFile) {
 }
 
 TEST(PngDecodeTest, ErrorsAreReturnedAndNothingIsPrinted) {
-  std::string junk = WritePng({PNG_COLOR_TYPE_RGB, 8, false, false}, 37, 23, 1);
-  const Idat idat = FindIdat(junk);
-  for (size_t i = 2; i < idat.length; ++i) junk[idat.data + i] = static_cast<char>(0xff);  // zlib header, then junk
-  MendIdatCrc(&junk);
-  std::string cut = WritePng({PNG_COLOR_TYPE_RGB, 8, false, false}, 37, 23, 1);
-  cut.resize(FindIdat(cut).data + 10);
-  std::string crc = WritePng({PNG_COLOR_TYPE_RGB, 8, false, false}, 37, 23, 1);
-  crc[FindIdat(crc).data + 5] ^= 1;
-  for (const auto& [name, png] : {std::pair{"junk.png", junk}, {"cut.png", cut}, {"crc.png", crc}}) {
+  const std::string png = WritePng({PNG_COLOR_TYPE_RGB, 8, false, false}, 37, 23, 1);
+  const std::string junk = testing::WithJunkIdat(png);
+  std::string cut = png;
+  cut.resize(testing::FindIdat(cut).data + 10);
+  std::string crc = png;
+  crc[testing::FindIdat(crc).data + 5] ^= 1;
+  for (const auto& [name, damaged] : {std::pair{"junk.png", junk}, {"cut.png", cut}, {"crc.png", crc}}) {
     SCOPED_TRACE(name);
     std::vector<uint8_t> pixels;
     int width = 0, height = 0;
     ::testing::internal::CaptureStderr();
-    const ffr::Status s = DecodePngToBgr(png, name, &pixels, &width, &height);
+    const ffr::Status s = DecodePngToBgr(damaged, name, &pixels, &width, &height);
     EXPECT_THAT(::testing::internal::GetCapturedStderr(), IsEmpty());
     ASSERT_TRUE(s.IsCorruption()) << s.ToString();
     EXPECT_THAT(s.message(), HasSubstr(std::string(name) + ": PNG image data does not decode (libpng: "));

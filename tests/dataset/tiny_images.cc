@@ -68,4 +68,19 @@ std::string MakePng(int width, int height, unsigned char row_filter) {
   return png;
 }
 
+IdatSpan FindIdat(const std::string& png) {
+  const size_t type = png.find("IDAT");
+  const auto* p = reinterpret_cast<const unsigned char*>(png.data() + type - 4);
+  return {type + 4, (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3]};
+}
+
+std::string WithJunkIdat(std::string png) {
+  const IdatSpan idat = FindIdat(png);
+  for (size_t i = 2; i < idat.length; ++i) png[idat.data + i] = static_cast<char>(0xff);
+  const auto crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(png.data() + idat.data - 4), static_cast<uInt>(idat.length + 4)));
+  for (int k = 0; k < 4; ++k) png[idat.data + idat.length + k] = static_cast<char>(crc >> (24 - 8 * k));
+  return png;
+}
+
 }  // namespace ffyolo::testing

@@ -1,6 +1,7 @@
 // Small real images for the image-check and packer tests, encoded in memory.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ffyolo::testing {
@@ -13,5 +14,16 @@ std::string MakeJpeg(int width, int height, int components);
 // (0, none; PNG defines 0 to 4, so others make a PNG whose chunks and zlib
 // data are whole but whose rows do not decode).
 std::string MakePng(int width, int height, unsigned char row_filter = 0);
+
+// Where the data of a PNG's first IDAT chunk starts, and how long it is.
+struct IdatSpan {
+  size_t data, length;
+};
+IdatSpan FindIdat(const std::string& png);
+
+// `png` with its first IDAT chunk's data after zlib's 2-byte header replaced
+// by 0xff bytes and the chunk's CRC mended: whole chunks whose image data
+// does not inflate.
+std::string WithJunkIdat(std::string png);
 
 }  // namespace ffyolo::testing
