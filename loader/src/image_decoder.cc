@@ -170,14 +170,12 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
     FFR_RETURN_IF_ERROR(inspector_->Inspect(bytes, where, /*full_decode=*/false, &facts));
     FFR_RETURN_IF_ERROR(
         CheckPixelLimit(encoding == ImageEncoding::kPng ? "PNG" : "image", facts.width, facts.height, where));
-  }
-  if (encoding == ImageEncoding::kPng) {
-    int width = 0, height = 0;
-    FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, &buffer_, &width, &height));
-    *out = cv::Mat(height, width, CV_8UC3, buffer_.data());
-    return ffr::Status::OK();
-  }
-  if (encoding != ImageEncoding::kJpeg) {
+    if (encoding == ImageEncoding::kPng) {
+      int width = 0, height = 0;
+      FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, &buffer_, &width, &height));
+      *out = cv::Mat(height, width, CV_8UC3, buffer_.data());
+      return ffr::Status::OK();
+    }
 #ifdef FFYOLO_HAVE_IMGCODECS
     FFR_RETURN_IF_ERROR(CheckOpenCvWouldNotReadAsDicom(bytes, where));
     cv::Mat decoded;
