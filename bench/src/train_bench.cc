@@ -69,7 +69,7 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   FFR_RETURN_IF_ERROR(MakeOptimizer(*t->model, "SGD", hyp, hyp.weight_decay, &t->optimizer, &description));
   t->scaler = std::make_unique<GradScaler>(amp);
   t->parts = TrainStepParts{t->model.get(), t->loss.get(), t->scaler.get(), t->optimizer.get(), t->ema.get(),
-                            nullptr,        amp,           1};
+                            nullptr,        amp,           1,                    false, {}};
   return Status::OK();
 }
 

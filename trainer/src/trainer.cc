@@ -548,7 +548,7 @@ Status Trainer::State::RunEpoch() {
   optimizer->zero_grad();
   report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
   const TrainStepParts step_parts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(),
-                                  ema.get(),   gradient_sync.get(), amp,          world, opt.quad};
+                                  ema.get(),   gradient_sync.get(), amp,          world, opt.quad, {}};
   TrainBatchEnd be;
   be.epoch = epoch;
   be.epochs = opt.epochs;

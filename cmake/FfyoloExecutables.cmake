@@ -1,0 +1,15 @@
+# What every executable of tools/ and tests/ carries, and no library: the OpenMP wait policy
+# (tools/cli/src/openmp_wait_policy.cc says why it has to be in the executable itself).
+function(ffyolo_link_every_executable)
+  get_property(dirs DIRECTORY ${PROJECT_SOURCE_DIR} PROPERTY SUBDIRECTORIES)
+  list(FILTER dirs INCLUDE REGEX "/(tools|tests)$")
+  foreach(dir ${dirs})
+    _ffyolo_targets_below(${dir} targets)
+    foreach(target ${targets})
+      get_target_property(type ${target} TYPE)
+      if(type STREQUAL "EXECUTABLE")
+        target_link_libraries(${target} PRIVATE ffyolo_openmp_wait_policy)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
