@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ffyolo needs to build, test and benchmark.
 # Idempotent and non-interactive; run as root (or with sudo available).
+# It also makes the Ultralytics reference environment of the parity tests (scripts/reference-venv.sh:
+# YOLOv5 v7.0's Python code on Debian's CPU torch 1.13, no CUDA toolkit needed); REFERENCE=0 leaves
+# it and its Debian packages out (the tests that need it then skip).
 # TORCH=cuda also installs LibTorch 2.11 (CUDA 13.0) from PyPI into .venv-cuda/ (TORCH_VENV),
 # for `TORCH=cuda bash scripts/build.sh`; it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
-# Both also make the Ultralytics reference environment of the parity tests (scripts/reference-venv.sh:
-# YOLOv5 v7.0's Python code on that same torch 2.11); REFERENCE=0 leaves it out (the tests then skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${TORCH:-}" in
@@ -22,6 +23,13 @@ packages=(
   fio time
   clang libclang-rt-14-dev
 )
+# The reference environment's Python side: Debian's CPU PyTorch 1.13 and what YOLOv5 v7.0 imports.
+reference_packages=(
+  python3-venv python3-torch python3-torchvision python3-opencv python3-numpy python3-pandas
+  python3-matplotlib python3-seaborn python3-yaml python3-requests python3-pil python3-psutil
+  python3-tqdm python3-ipython python3-pkg-resources
+)
+[ "${REFERENCE:-1}" = 0 ] || packages+=("${reference_packages[@]}")
 
 install_debian() {
   local missing=() p
