@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds ffyolo into build/ (ccache when present, 2 jobs by default).
 # TORCH=cuda builds into build-cuda/ against the CUDA LibTorch 2.11 that
-# `TORCH=cuda bash scripts/install-deps.sh` put in .venv-cuda/ (TORCH_VENV).
+# `TORCH=cuda bash scripts/install-deps.sh` put in .venv-cuda/ (TORCH_VENV). BUILD_TARGETS="a b"
+# builds only those targets (and what they need).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch_args=()
@@ -26,4 +27,4 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${torch_args[@]}" "$@"
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS"
+cmake --build "$BUILD_DIR" -j "$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS}

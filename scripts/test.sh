@@ -1,19 +1,41 @@
 #!/usr/bin/env bash
-# Builds ffyolo and runs the whole test suite (ctest over GoogleTest), then the
-# tests labelled "asan" again in an AddressSanitizer/UBSan build of the
-# torch-free libraries (leaks and races in the reader and the loader pipeline).
+# The README's test command: builds ffyolo and runs every test, each step timed (scripts/steps.sh
+# prints the table at the end).
+#   1. build/ against Debian's LibTorch 1.13, and its whole suite (ctest over GoogleTest and the
+#      scripts' tests; extra arguments go to this ctest, e.g. -L trainer or -R Loader)
+#   2. the tests labelled "asan" again in an AddressSanitizer/UBSan build of the torch-free
+#      libraries (leaks and races in the reader and the loader pipeline), build-asan/
+#   3. every libFuzzer target for FUZZ_SECONDS (default 5) from its seed corpus (scripts/fuzz.sh)
+# With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
+# 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
+# need is built there; the torch-free code and its tests ran in build/ already.
+# No test may take over TEST_TIMEOUT seconds (default 300): a hung or runaway test fails alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/steps.sh
 JOBS=${JOBS:-2}
-bash scripts/build.sh
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$JOBS" "$@"
+timeout=(--timeout "${TEST_TIMEOUT:-300}")
+
+if [ "${TORCH:-}" = cuda ]; then
+  step "build-cuda/: what the torch tests need (LibTorch 2.11)" env BUILD_TARGETS=trainer_tests bash scripts/build.sh
+  step "tests against LibTorch 2.11" ctest --test-dir build-cuda --output-on-failure -j "$JOBS" "${timeout[@]}" -L trainer "$@"
+  exit 0
+fi
+
+step "build/ (LibTorch 1.13)" bash scripts/build.sh
+step "tests" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$JOBS" "${timeout[@]}" "$@"
 
 ASAN_DIR=${ASAN_DIR:-build-asan}
-if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
-  generator=()
-  command -v ninja >/dev/null && generator=(-G Ninja)
-  cmake -S . -B "$ASAN_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DFFYOLO_SANITIZE=ON \
-    -DFFYOLO_BUILD_TRAINER=OFF -DFFYOLO_BUILD_BENCH=OFF
-fi
-cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test reader_load_test
-ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$JOBS" -L asan
+asan_build() {
+  if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
+    local generator=()
+    command -v ninja >/dev/null && generator=(-G Ninja)
+    cmake -S . -B "$ASAN_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DFFYOLO_SANITIZE=ON \
+      -DFFYOLO_BUILD_TRAINER=OFF -DFFYOLO_BUILD_BENCH=OFF -DFFR_BUILD_EXAMPLES=OFF
+  fi
+  cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test reader_load_test
+}
+step "build-asan/ (the asan tests)" asan_build
+step "tests under ASan" ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$JOBS" "${timeout[@]}" -L asan
+
+step "fuzz targets, ${FUZZ_SECONDS:-5} s each" bash scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
