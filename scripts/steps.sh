@@ -23,7 +23,7 @@ steps_table() {
   echo
   echo "| step | wall | tests | status |"
   echo "|---|---:|---:|---|"
-  awk -F'\t' '{ printf "| %s | %d min %02d s | %s | %s |\n", $1, $2 / 60, $2 % 60, $3, ($4 == 0 ? "ok" : "FAILED (" $4 ")") }' \
+  awk -F'\t' -v budget="${FFYOLO_BUDGET_S:-}" '{ printf "| %s | %d min %02d s | %s | %s |\n", $1, $2 / 60, $2 % 60, $3, ($4 == 0 ? "ok" : $4 == 124 && budget ? "stopped: budget spent" : "FAILED (" $4 ")") }' \
     "$FFYOLO_STEPS"
   printf '| **total** | **%d min %02d s** | | |\n' $((total / 60)) $((total % 60))
 }
@@ -39,6 +39,10 @@ step() {
       exit 1
     fi
     left=(timeout --kill-after=30 "$remaining")
+    if declare -F "$1" >/dev/null; then  # a function of the calling script: run it in a bash of its own
+      export -f "$1"
+      left+=(bash -c '"$@"' step)
+    fi
   fi
   log=$(mktemp "${TMPDIR:-/tmp}/ffyolo-step.XXXXXX")
   echo "== $name"
