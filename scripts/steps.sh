@@ -3,6 +3,7 @@
 # when the outermost script exits, so that whoever changes the project next sees where time goes.
 #
 #   step NAME COMMAND [ARG...]   runs COMMAND; on failure prints the table and exits with its status
+#                                (under a budget, a COMMAND that is a function sees exported variables only)
 #
 # FFYOLO_STEPS names the file the steps go to; the first script to source this one creates it, and
 # the scripts it runs add their steps to it. FFYOLO_BUDGET_S (seconds, optional) bounds the whole

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/steps.sh
-JOBS=${JOBS:-2}
+export JOBS=${JOBS:-2}
 timeout=(--timeout "${TEST_TIMEOUT:-300}")
 
 if [ "${TORCH:-}" = cuda ]; then
@@ -25,7 +25,7 @@ fi
 step "build/ (LibTorch 1.13)" bash scripts/build.sh
 step "tests" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$JOBS" "${timeout[@]}" "$@"
 
-ASAN_DIR=${ASAN_DIR:-build-asan}
+export ASAN_DIR=${ASAN_DIR:-build-asan}  # asan_build runs in a bash of its own under a budget
 asan_build() {
   if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
     local generator=()
