@@ -12,7 +12,7 @@ namespace ffyolo {
 namespace {
 
 std::string ShippedHyp(const std::string& name) {
-  return std::string(FFYOLO_SOURCE_DIR) + "/configs/hyps/hyp." + name + ".yaml";
+  return testing::SourcePath("configs/hyps/hyp." + name + ".yaml");
 }
 
 // The values of Ultralytics v7.0's data/hyps/hyp.scratch-low.yaml.

@@ -16,8 +16,8 @@ const std::string& PackedSyntheticDataset(int train, int val) {
   static std::map<std::pair<int, int>, std::string> built;
   auto it = built.find({train, val});
   if (it != built.end()) return it->second;
-  const std::string root = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/loader_data_" + std::to_string(train) +
-                           "_" + std::to_string(val) + "." + std::to_string(::getpid());
+  const std::string root = testing::BinaryPath("test_scratch/loader_data_" + std::to_string(train) + "_" +
+                                                std::to_string(val) + "." + std::to_string(::getpid()));
   testing::RemoveTree(root);
   SyntheticOptions so;
   so.output_dir = root + "/src";

@@ -19,8 +19,7 @@ ScratchDir::ScratchDir(const std::string& name) {
   std::string test = info ? std::string(info->test_suite_name()) + "." + info->name() : "global";
   for (char& c : test)
     if (c == '/') c = '_';
-  path_ = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/" + test + "." + name + "." +
-          std::to_string(::getpid());
+  path_ = BinaryPath("test_scratch/" + test + "." + name + "." + std::to_string(::getpid()));
   RemoveTree(path_);
   fs::create_directories(path_);
 }
@@ -37,9 +36,13 @@ std::string SharedPath(const std::string& relative) {
   return fs::exists(p) ? p : std::string();
 }
 
+std::string SourcePath(const std::string& relative) { return std::string(FFYOLO_SOURCE_DIR) + "/" + relative; }
+
+std::string BinaryPath(const std::string& relative) { return std::string(FFYOLO_BINARY_DIR) + "/" + relative; }
+
 std::string ReferencePython() {
   const char* venv = std::getenv("REF_VENV");
-  const std::string python = std::string(venv ? venv : FFYOLO_SOURCE_DIR "/.venv-ref") + "/bin/python";
+  const std::string python = (venv ? std::string(venv) : SourcePath(".venv-ref")) + "/bin/python";
   return access(python.c_str(), X_OK) == 0 ? python : std::string();
 }
 

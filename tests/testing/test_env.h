@@ -28,6 +28,12 @@ void RemoveTree(const std::string& path);
 // ../shared/<relative>, or "" when ../shared is absent.
 std::string SharedPath(const std::string& relative);
 
+// <source tree>/<relative> (configs, scripts, the fuzz corpus) and <build tree>/<relative>. Only
+// test_env.cc knows the two trees, so that no other test source depends on where they are: each
+// compiles the same in every checkout and build folder, and ccache hits across them.
+std::string SourcePath(const std::string& relative);
+std::string BinaryPath(const std::string& relative);
+
 // The Python of the Ultralytics v7.0 reference environment ($REF_VENV, else
 // .venv-ref in the source tree, made by scripts/reference-venv.sh), or "" when
 // there is none.

@@ -30,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path Scratch(const std::string& name) {
-  const fs::path dir = fs::path(FFYOLO_BINARY_DIR) / "test_scratch" / (name + "." + std::to_string(::getpid()));
+  const fs::path dir = testing::BinaryPath("test_scratch/" + name + "." + std::to_string(::getpid()));
   testing::RemoveTree(dir.string());
   fs::create_directories(dir);
   return dir;
@@ -299,7 +299,7 @@ constexpr const char* kRecallSynthArgs =
     "--classes 1 --size 64x64 --train 1024 --val 128 --max-objects 2 --min-object 0.2 --max-object 0.4 --seed 1";
 constexpr const char* kRecallTrainArgs =
     "--cfg yolov5n --img 64 --batch 16 --epochs 12 --workers 1 --threads 1 --seed 0 --noval --device cpu";
-const std::string kRecallHyp = FFYOLO_SOURCE_DIR "/tests/tools/detect/hyp.recall.yaml";
+const std::string kRecallHyp = testing::SourcePath("tests/tools/detect/hyp.recall.yaml");
 
 TEST(YoloDetectTest, TrainedModelFindsTheLabelledObjects) {
   const fs::path root = Scratch("yolo_detect_recall");

@@ -4,11 +4,13 @@
 
 #include <string>
 
+#include "testing/test_env.h"
+
 namespace ffyolo {
 namespace {
 
 // Test binaries run from the build tree, so shipped configs come from the source tree.
-std::string Shipped(const std::string& file) { return std::string(FFYOLO_CONFIG_DIR) + "/" + file; }
+std::string Shipped(const std::string& file) { return testing::SourcePath("configs/" + file); }
 
 TEST(ConfigPathTest, ShippedConfigsByNameWithOrWithoutYaml) {
   EXPECT_EQ(ResolveConfig("yolov5s", "models"), Shipped("models/yolov5s.yaml"));

@@ -13,7 +13,7 @@ namespace ffyolo {
 namespace {
 
 std::string ShippedYaml(const std::string& name) {
-  return std::string(FFYOLO_CONFIG_DIR) + "/models/" + name + ".yaml";
+  return testing::SourcePath("configs/models/" + name + ".yaml");
 }
 
 ModelConfig LoadShipped(const std::string& name, int64_t nc = 0) {

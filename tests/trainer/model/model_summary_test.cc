@@ -14,7 +14,7 @@ namespace ffyolo {
 namespace {
 
 std::string ShippedYaml(const std::string& name) {
-  return std::string(FFYOLO_CONFIG_DIR) + "/models/" + name + ".yaml";
+  return testing::SourcePath("configs/models/" + name + ".yaml");
 }
 
 std::string OneDecimal(double value) {

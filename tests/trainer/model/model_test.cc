@@ -22,7 +22,7 @@ namespace ffyolo {
 namespace {
 
 std::string ShippedYaml(const std::string& name) {
-  return std::string(FFYOLO_CONFIG_DIR) + "/models/" + name + ".yaml";
+  return testing::SourcePath("configs/models/" + name + ".yaml");
 }
 
 std::shared_ptr<YoloModel> BuildShipped(const std::string& name, int64_t nc = 0) {

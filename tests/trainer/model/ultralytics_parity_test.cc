@@ -38,7 +38,7 @@ constexpr double kTolerance = 1e-4;  // relative to the largest magnitude compar
 
 // Runs the reference driver, its output in `log`; true when it exits 0.
 bool RunReference(const std::string& python, const std::string& args, const std::string& log) {
-  const std::string command = python + " " FFYOLO_SOURCE_DIR "/tests/trainer/model/ultralytics_reference.py " +
+  const std::string command = python + " " + testing::SourcePath("tests/trainer/model/ultralytics_reference.py") + " " +
                               args + " > " + log + " 2>&1";
   return std::system(command.c_str()) == 0;
 }
@@ -46,9 +46,9 @@ bool RunReference(const std::string& python, const std::string& args, const std:
 // The fixtures, made once per build tree and shared by the test processes ctest starts (flock), made
 // again when the driver or the conversion script is newer.
 std::string Fixtures(const std::string& python) {
-  const std::string dir = FFYOLO_BINARY_DIR "/ultralytics_parity";
-  const std::string driver = FFYOLO_SOURCE_DIR "/tests/trainer/model/ultralytics_reference.py";
-  const std::string script = FFYOLO_SOURCE_DIR "/scripts/ultralytics_weights.py";
+  const std::string dir = testing::BinaryPath("ultralytics_parity");
+  const std::string driver = testing::SourcePath("tests/trainer/model/ultralytics_reference.py");
+  const std::string script = testing::SourcePath("scripts/ultralytics_weights.py");
   const std::string command = "mkdir -p " + dir + " && flock " + dir + ".lock sh -c '[ " + dir + "/done -nt " +
                               driver + " ] && [ " + dir + "/done -nt " + script + " ] || { " + python + " " +
                               driver + " models " + dir + " > " + dir + ".log 2>&1 && touch " + dir + "/done; }'";
@@ -259,7 +259,7 @@ TEST(UltralyticsWeightsTest, ExportedCheckpointGivesFfyolosOutputsInTheReference
   ASSERT_TRUE(trained.ok()) << trained.ToString();
   const std::string last = summary.save_dir + "/weights/last.pt";
   const std::string exported = dir / "last.ultralytics.pt";
-  ASSERT_EQ(std::system((python + " " FFYOLO_SOURCE_DIR "/scripts/ultralytics_weights.py export " + last + " -o " +
+  ASSERT_EQ(std::system((python + " " + testing::SourcePath("scripts/ultralytics_weights.py") + " export " + last + " -o " +
                          exported + " > " + (dir / "export.log") + " 2>&1")
                             .c_str()),
             0)

@@ -190,7 +190,7 @@ TEST(CheckpointTest, DamagedBytesAreRefusedNotLoaded) {
 // entries zipped with correct CRCs.
 void WriteFuzzInputCheckpoint(const std::string& name, const std::string& path) {
   const std::string input =
-      testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) + "/tests/fuzz/corpus/checkpoint_fuzz/" + name);
+      testing::ReadFileToString(testing::SourcePath("tests/fuzz/corpus/checkpoint_fuzz/" + name));
   ASSERT_FALSE(input.empty()) << name;
   ASSERT_TRUE(testing::WriteStringToFile(
       path, checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()))));

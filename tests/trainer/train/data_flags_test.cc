@@ -29,7 +29,7 @@ using nlohmann::json;
 json RunReference(const std::string& python, const std::string& mode, const std::string& in, const std::string& out,
                   bool out_json = true) {
   const std::string log = out + ".log";
-  const std::string command = python + " " FFYOLO_SOURCE_DIR "/tests/trainer/train/ultralytics_data_reference.py " +
+  const std::string command = python + " " + testing::SourcePath("tests/trainer/train/ultralytics_data_reference.py") + " " +
                               mode + " " + in + " " + out + " > " + log + " 2>&1";
   if (std::system(command.c_str()) != 0) {
     ADD_FAILURE() << command << " failed:\n" << testing::ReadFileToString(log);

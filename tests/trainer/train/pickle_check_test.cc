@@ -65,8 +65,8 @@ ffr::Status Check(const std::string& pickle, int64_t record_bytes = 40) {
 
 TEST(PickleCheckTest, ACheckpointsPicklesPass) {
   // checkpoint_fuzz's seed: the entries of a checkpoint LibTorch 1.13 wrote, and the records they name.
-  const std::string input = testing::ReadFileToString(std::string(FFYOLO_SOURCE_DIR) +
-                                                      "/tests/fuzz/corpus/checkpoint_fuzz/last_yolov5n_w003_nc1");
+  const std::string input =
+      testing::ReadFileToString(testing::SourcePath("tests/fuzz/corpus/checkpoint_fuzz/last_yolov5n_w003_nc1"));
   ASSERT_FALSE(input.empty());
   const std::string zip =
       checkpoint_input::Zip(checkpoint_input::Entries(reinterpret_cast<const uint8_t*>(input.data()), input.size()));

@@ -14,7 +14,7 @@ namespace ffyolo::testing {
 const std::string& TinyDataset() {
   static std::string path;
   if (!path.empty()) return path;
-  const std::string root = std::string(FFYOLO_BINARY_DIR) + "/test_scratch/train_data." + std::to_string(::getpid());
+  const std::string root = testing::BinaryPath("test_scratch/train_data." + std::to_string(::getpid()));
   testing::RemoveTree(root);
   SyntheticOptions so;
   so.output_dir = root + "/src";
