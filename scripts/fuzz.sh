@@ -69,7 +69,7 @@ report() {  # TARGET STATUS
     tail -40 "$log"
     failed+=("$1")
   fi
-  echo "== $1: $(grep -E "^stat::number_of_executed_units" "$log" | awk '{print $2}') runs, $(grep -oE "cov: [0-9]+" "$log" | tail -1)"
+  echo "$1: $(grep -E "^stat::number_of_executed_units" "$log" | awk '{print $2}') runs, $(grep -oE "cov: [0-9]+" "$log" | tail -1)"
 }
 for t in "${targets[@]}"; do
   while [[ ${#pids[@]} -ge $JOBS ]]; do  # wait for one of the running targets
