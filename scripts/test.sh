@@ -5,7 +5,7 @@
 #      scripts' tests; extra arguments go to this ctest, e.g. -L trainer or -R Loader)
 #   2. the tests labelled "asan" again in an AddressSanitizer/UBSan build of the torch-free
 #      libraries (leaks and races in the reader and the loader pipeline), build-asan/
-#   3. every libFuzzer target for FUZZ_SECONDS (default 5) from its seed corpus (scripts/fuzz.sh)
+#   3. every libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
 # With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
 # 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
 # need is built there; the torch-free code and its tests ran in build/ already.
@@ -38,4 +38,4 @@ asan_build() {
 step "build-asan/ (the asan tests)" asan_build
 step "tests under ASan" ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$JOBS" "${timeout[@]}" -L asan
 
-step "fuzz targets, ${FUZZ_SECONDS:-5} s each" bash scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
+step "fuzz targets, ${FUZZ_SECONDS:-10} s each" bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"

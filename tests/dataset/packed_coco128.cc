@@ -99,7 +99,9 @@ void EditLabelIndex(const std::string& split_dir, size_t sample,
     all_eval.insert(all_eval.end(), eval.begin(), eval.end());
     eval_begin.push_back(all_eval.size());
   }
-  if (original.has_eval_boxes()) ASSERT_TRUE(rewritten.SetEvalBoxes(std::move(eval_begin), std::move(all_eval)).ok());
+  if (original.has_eval_boxes()) {
+    ASSERT_TRUE(rewritten.SetEvalBoxes(std::move(eval_begin), std::move(all_eval)).ok());
+  }
   ASSERT_TRUE(rewritten.WriteFile(path).ok());
 }
 

@@ -52,7 +52,9 @@ TEST_P(DdpTest, TwoRanksMatchOneProcess) {
   const double error = MaxDifference(rank0, reference, params);
   EXPECT_LT(error, 2e-5) << "weights differ from the single-process reference";
   // Synchronized BatchNorm also keeps the running statistics of the global batch.
-  if (options.sync_bn) EXPECT_LT(MaxDifference(rank0, reference, rank0.size()), 2e-5);
+  if (options.sync_bn) {
+    EXPECT_LT(MaxDifference(rank0, reference, rank0.size()), 2e-5);
+  }
 
   // The comparison can fail: rank 0's half alone gives visibly different weights.
   const std::vector<at::Tensor> half = RunReference(options, true, /*only_rank=*/0);

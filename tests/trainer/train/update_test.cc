@@ -148,7 +148,9 @@ TEST(SgdTest, MakeOptimizersSgdStepsAsLibTorchsSgd) {
     reference.step();
     for (size_t i = 0; i < params.size(); ++i) {
       ASSERT_TRUE(torch::equal(params[i], reference_params[i])) << "parameter " << i;
-      if (grads[i].defined()) ASSERT_TRUE(torch::equal(params[i].grad(), grads[i])) << "gradient " << i;
+      if (grads[i].defined()) {
+        ASSERT_TRUE(torch::equal(params[i].grad(), grads[i])) << "gradient " << i;
+      }
     }
   }
   ASSERT_EQ(sgd->state().size(), reference.state().size());
