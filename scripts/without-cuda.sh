@@ -10,8 +10,14 @@ set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: without-cuda.sh COMMAND [ARG...]" >&2; exit 2; }
 if [ -z "${FFYOLO_WITHOUT_CUDA:-}" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "without-cuda: needs root, for a mount namespace" >&2; exit 2; }
-  export FFYOLO_WITHOUT_CUDA=1
-  exec unshare --mount --propagation private bash "$0" "$@"
+  # The namespace's mount points live here, removed once the command is done.
+  FFYOLO_WITHOUT_CUDA=$(mktemp -d "${TMPDIR:-/tmp}/without-cuda.XXXXXX")
+  export FFYOLO_WITHOUT_CUDA
+  status=0
+  unshare --mount --propagation private bash "$0" "$@" || status=$?
+  # rmdir, never rm -r: were a bind mount still there, its files would be the system's.
+  rmdir "$FFYOLO_WITHOUT_CUDA"/keep.* "$FFYOLO_WITHOUT_CUDA" 2>/dev/null || true
+  exit "$status"
 fi
 
 # Inside the namespace.
@@ -27,7 +33,7 @@ is_toolkits() {  # NAME: whether the toolkit has a file of that name in its bin,
 if [ -n "$root" ]; then
   for dir in /usr/local/bin /usr/local/lib /usr/local/include; do
     [ -d "$dir" ] || continue
-    keep=$(mktemp -d /tmp/without-cuda.XXXXXX)
+    keep=$(mktemp -d "$FFYOLO_WITHOUT_CUDA/keep.XXXXXX")
     mount --bind "$dir" "$keep"
     mount -t tmpfs tmpfs "$dir"
     for entry in "$keep"/* "$keep"/.[!.]*; do
