@@ -1,19 +1,37 @@
 #include "ffyolo/cli.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 
 namespace ffyolo {
+namespace {
+
+// stdio keeps a write's failure in the stream's error flag; the last buffered bytes only fail now.
+int CheckStdoutWritten(const char* tool, int status) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && !std::cout.bad()) return status;
+  std::fprintf(stderr, "%s: error: the output to stdout was not all written%s%s\n", tool,
+               !flushed && errno != 0 ? ": " : "", !flushed && errno != 0 ? std::strerror(errno) : "");
+  return status == 0 ? 1 : status;
+}
+
+}  // namespace
 
 int RunMain(const char* tool, const std::function<int()>& main) {
+  int status = 1;
   try {
-    return main();
+    status = main();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", tool, e.what());
   } catch (...) {
     std::fprintf(stderr, "%s: error: unknown exception\n", tool);
   }
-  return 1;
+  return CheckStdoutWritten(tool, status);
 }
 
 bool ParseByteSize(const std::string& text, uint64_t* bytes, std::string* error) {

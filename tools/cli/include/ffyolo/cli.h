@@ -13,6 +13,10 @@ namespace ffyolo {
 // error_code, a bug): it ends the tool with "<tool>: error: <what>" on stderr
 // and exit status 1, where std::terminate would abort (status 134, a core
 // dump) with a message users cannot act on.
+// It also makes sure that what the tool printed on stdout was written: stdout
+// is flushed at the end, and a write that failed (a full disk, /dev/full, a
+// file system gone) ends the tool with "<tool>: error: ..." and exit status 1,
+// where the output would be cut short under exit status 0.
 int RunMain(const char* tool, const std::function<int()>& main);
 
 // A byte count: digits with an optional fraction and unit, K/KiB/k, M/MiB or
