@@ -297,8 +297,23 @@ Env* Env::Default() {
   return env;
 }
 
+namespace {
+
+const char* KindOfFile(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a plain file";
+}
+
+}  // namespace
+
+// O_NONBLOCK so that a FIFO with no writer cannot block the open (it would, unkillably for a tool
+// deferring its signals, until something writes); every file read here is a regular one.
 Status Env::OpenForRead(const std::string& path, bool direct, int* fd) {
-  int flags = O_RDONLY | O_CLOEXEC;
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
   if (direct) flags |= O_DIRECT;
   const int f = ::open(path.c_str(), flags);
   if (f < 0) {
@@ -306,6 +321,22 @@ Status Env::OpenForRead(const std::string& path, bool direct, int* fd) {
     if (direct && errno == EINVAL)
       return Status::NotSupported(path + ": the file system does not support O_DIRECT");
     return Status::FromErrno("open " + path, errno);
+  }
+  struct stat st;
+  if (::fstat(f, &st) != 0) {
+    const int error = errno;
+    ::close(f);
+    return Status::FromErrno("stat " + path, error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(f);
+    return Status::InvalidArgument(path + ": is " + KindOfFile(st.st_mode) + ", not a regular file");
+  }
+  const int status_flags = ::fcntl(f, F_GETFL);
+  if (status_flags < 0 || ::fcntl(f, F_SETFL, status_flags & ~O_NONBLOCK) != 0) {
+    const int error = errno;
+    ::close(f);
+    return Status::FromErrno("fcntl " + path, error);
   }
   *fd = f;
   return Status::OK();
@@ -456,17 +487,30 @@ Status Env::GetChildren(const std::string& dir, std::vector<std::string>* names)
   return Status::OK();
 }
 
-Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+namespace {
+
+// flock(2) with `operation`; *lock stays null when LOCK_NB finds another holder.
+Status Flock(const std::string& path, int operation, std::unique_ptr<FileLock>* lock) {
+  lock->reset();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("create lock file " + path, errno);
-  while (::flock(fd, LOCK_EX) != 0) {
+  while (::flock(fd, operation) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;
     ::close(fd);
+    if (err == EWOULDBLOCK) return Status::OK();
     return Status::FromErrno("lock " + path, err);
   }
   lock->reset(new PosixFileLock(fd));
   return Status::OK();
+}
+
+}  // namespace
+
+Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) { return Flock(path, LOCK_EX, lock); }
+
+Status Env::TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  return Flock(path, LOCK_EX | LOCK_NB, lock);
 }
 
 Status WriteFileAtomically(Env* env, const std::string& path, const std::string& data) {

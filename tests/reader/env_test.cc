@@ -1,4 +1,5 @@
 // Env: the parts of the POSIX Env that the reader's own tests do not reach.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -35,6 +36,19 @@ TEST(EnvTest, LockFileMakesASecondHolderWaitUntilTheFirstReleases) {
   first.reset();
   waiter.join();
   EXPECT_TRUE(second_has_it.load());
+}
+
+TEST(EnvTest, TryLockFileGivesNoLockWhileAnotherHolderHasIt) {
+  ffyolo::testing::ScratchDir dir("env_try_lock");
+  const std::string path = dir / "LOCK";
+  std::unique_ptr<FileLock> first, second;
+  ASSERT_TRUE(Env::Default()->TryLockFile(path, &first).ok());
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(Env::Default()->TryLockFile(path, &second).ok());  // a separate open: flock excludes it
+  EXPECT_EQ(second, nullptr);
+  first.reset();
+  ASSERT_TRUE(Env::Default()->TryLockFile(path, &second).ok());
+  EXPECT_NE(second, nullptr);
 }
 
 TEST(EnvTest, LockFileInAMissingDirectoryNamesThePath) {
@@ -185,6 +199,32 @@ TEST(EnvTest, RemoveTreeNamesWhatItCannotRemove) {
   ::chmod(locked.c_str(), 0755);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find(locked.string() + "/inner"), std::string::npos) << s.ToString();
+}
+
+// A FIFO with no writer would block open() until something writes (a --weights naming one hung a
+// tool for minutes): refused at once, as is a directory; a regular file reads as before.
+TEST(EnvTest, OpenForReadRefusesWhatIsNotARegularFileWithoutBlocking) {
+  ffyolo::testing::ScratchDir scratch("open_for_read");
+  const std::string fifo = scratch.path() + "/fifo", file = scratch.path() + "/file";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(file) << "bytes";
+  Env* env = Env::Default();
+  int fd = -1;
+  Status s = env->OpenForRead(fifo, false, &fd);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find(fifo + ": is a FIFO, not a regular file"), std::string::npos) << s.ToString();
+  s = env->OpenForRead(scratch.path(), false, &fd);
+  EXPECT_NE(s.ToString().find(scratch.path() + ": is a directory, not a regular file"), std::string::npos)
+      << s.ToString();
+
+  std::string bytes;
+  s = ReadFileToString(env, file, &bytes);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(bytes, "bytes");
+  s = env->OpenForRead(file, false, &fd);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_NONBLOCK, 0) << "the descriptor handed out blocks as usual";
+  env->CloseFile(fd);
 }
 
 }  // namespace

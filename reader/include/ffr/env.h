@@ -48,7 +48,8 @@ class Env {
   // The process-wide POSIX Env. Never deleted.
   static Env* Default();
 
-  // Opens `path` read-only; with `direct` adds O_DIRECT. The caller closes *fd.
+  // Opens `path` read-only; with `direct` adds O_DIRECT. The caller closes *fd. Anything but a
+  // regular file (a FIFO, a directory, a device) is refused with InvalidArgument, without blocking.
   virtual Status OpenForRead(const std::string& path, bool direct, int* fd);
   // Reads up to n bytes at offset; *read < n only at end of file.
   virtual Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path);
@@ -82,6 +83,8 @@ class Env {
   // Locks `path` (created when missing), waiting while another holder has it:
   // processes that must not write the same output at once take turns.
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
+  // The same without waiting: OK with *lock null while another holder has it.
+  virtual Status TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
 };
 
 // Writes `data` to `path` atomically: a temporary name in the same directory,
