@@ -83,7 +83,8 @@ int Main(int argc, char** argv) {
   o.save_img = !nosave && !(o.source.size() >= 4 && o.source.compare(o.source.size() - 4, 4, ".txt") == 0);
   // The output directory first, as detect.py makes it: an unwritable one fails before any work.
   o.save_dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
-  if (ffr::Status s = ffr::Env::Default()->CreateDirs(o.save_dir); !s.ok()) return Fail(s);
+  std::unique_ptr<ffr::FileLock> run_lock;
+  if (ffr::Status s = ffyolo::HoldRunDirectory(ffr::Env::Default(), o.save_dir, &run_lock); !s.ok()) return Fail(s);
 
   ffyolo::DetectSummary summary;
   Printer printer(&summary.names);

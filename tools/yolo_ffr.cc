@@ -188,6 +188,8 @@ int Main(int argc, char** argv) {
   extract->add_option("index", indices, "Sample indices in the split")->required();
   extract->add_option("--split", split, "Split (default: the training split)");
   extract->add_option("-o,--output", out_dir, "Output directory")->required();
+  bool force_extract = false;
+  extract->add_flag("--force", force_extract, "Replace files of the same names in the output directory");
 
   ffyolo::ShowOptions show_options;
   std::string grid_path = "grid.jpg";
@@ -233,7 +235,8 @@ int Main(int argc, char** argv) {
   if (ls->parsed()) return List(path, split, limit);
   if (show->parsed()) {
     std::unique_ptr<ffyolo::Dataset> dataset;
-    Status st = ffyolo::Dataset::Open(path, &dataset);
+    Status st = ffyolo::CheckOutputApart("-o", grid_path, {{"dataset", path}});
+    if (st.ok()) st = ffyolo::Dataset::Open(path, &dataset);
     if (st.ok()) st = ffyolo::RenderDatasetGrid(*dataset, show_options, grid_path);
     if (!st.ok()) return Fail(st);
     std::printf("%s\n", grid_path.c_str());
@@ -245,21 +248,20 @@ int Main(int argc, char** argv) {
                            std::fputs(ffyolo::FormatRecord(m, index, record).c_str(), stdout);
                            return Status::OK();
                          });
-  if (ffyolo::PathWithin(ffyolo::ResolvedPath(out_dir), ffyolo::ResolvedPath(path)))
-    return Fail(Status::InvalidArgument("-o " + out_dir + " lies inside the dataset " + path +
-                                        ", whose files extracting could overwrite; choose a folder outside it"));
+  if (Status st = ffyolo::CheckOutputApart("-o", out_dir, {{"dataset", path}}); !st.ok()) return Fail(st);
   std::map<std::string, int64_t> written;  // image path -> the sample extracted there
   return ForEachRecord(path, split, indices, -1,
                        [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
                          const auto [earlier, fresh] =
                              written.emplace(ffyolo::ExtractedImagePath(record, out_dir), index);
-                         if (!fresh && earlier->second != index)
+                         if (!fresh && earlier->second == index) return Status::OK();  // given twice
+                         if (!fresh)
                            return Status::InvalidArgument(
                                "samples " + std::to_string(earlier->second) + " and " + std::to_string(index) +
                                " both extract to " + earlier->first + " (their file names share a base name); " +
                                "extract them to separate folders");
                          std::string image;
-                         FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, &image));
+                         FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, force_extract, &image));
                          std::printf("%s\n", image.c_str());
                          return Status::OK();
                        });

@@ -42,7 +42,7 @@ int Main(int argc, char** argv) {
                  "O_DIRECT (the reader's direct_io), so that a read fetches only the sample's own blocks: it saves "
                  "up to 4 KiB per read, which matters most for small samples (a 16 KiB one otherwise costs a 20 KiB "
                  "read), for about 2 KiB of zero padding per sample. The shards stay readable by FFRecord");
-  app.add_flag("-f,--force", opt.force, "Overwrite an existing output");
+  app.add_flag("-f,--force", opt.force, "Replace the dataset or unfinished pack in the output directory");
   CLI11_PARSE(app, argc, argv);
 
   if (std::string why; !ffyolo::ParseByteSize(shard_size, &opt.shard_bytes, &why)) {

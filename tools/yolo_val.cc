@@ -65,7 +65,8 @@ int Main(int argc, char** argv) {
     if (!predictions.empty() && ffyolo::ResolvedPath(predictions) == ffyolo::ResolvedPath(dir + "/" + output))
       return Fail(ffr::Status::InvalidArgument("--predictions " + predictions + " is the " + output + " this run " +
                                                "writes; choose another --project/--name"));
-  if (ffr::Status s = ffr::Env::Default()->CreateDirs(dir); !s.ok()) return Fail(s);
+  std::unique_ptr<ffr::FileLock> run_lock;
+  if (ffr::Status s = ffyolo::HoldRunDirectory(ffr::Env::Default(), dir, &run_lock); !s.ok()) return Fail(s);
   const auto save_stats = [&](const ffyolo::DatasetEvalResult& result) {
     const ffr::Status s = ffr::WriteFileAtomically(ffr::Env::Default(), dir + "/stats.json", ffyolo::EvalStatsJson(result));
     if (s.ok()) std::printf("Stats saved to %s/stats.json\n", dir.c_str());
@@ -76,7 +77,7 @@ int Main(int argc, char** argv) {
     std::unique_ptr<ffyolo::Dataset> dataset;
     ffr::Status s = ffyolo::Dataset::Open(o.data, &dataset);
     std::string split = o.split;
-    if (s.ok() && split.empty() && !dataset->DefaultSplit(false, &split).ok()) s = dataset->DefaultSplit(true, &split);
+    if (s.ok() && split.empty()) s = dataset->DefaultSplit(false, &split);
     if (s.ok()) s = dataset->CheckSplit(split);
     ffyolo::LabelIndex index;
     if (s.ok()) s = dataset->LoadLabelIndex(split, &index);

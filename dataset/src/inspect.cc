@@ -601,19 +601,26 @@ std::string ExtractedImagePath(const RecordView& record, const std::string& dir)
 }
 
 Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
-                     std::string* image_path) {
+                     bool replace, std::string* image_path) {
   const std::string_view name = ExtractedName(record);
   if (name.empty() || name == "." || name == "..")
     return Status::Corruption("sample " + std::to_string(index) + ": unusable file name '" +
                               std::string(record.file_name()) + "'");
   const size_t dot = name.rfind('.');
   const std::string stem(name.substr(0, dot == 0 || dot == std::string_view::npos ? name.size() : dot));
-  FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(dir));
+  ffr::Env* env = ffr::Env::Default();
+  FFR_RETURN_IF_ERROR(env->CreateDirs(dir));
   *image_path = ExtractedImagePath(record, dir);
+  const std::string labels = dir + "/" + stem + ".txt", metadata = dir + "/" + stem + ".json";
+  if (!replace)
+    for (const std::string& path : {*image_path, labels, metadata})
+      if (env->FileExists(path))
+        return Status::AlreadyExists(path + " exists, and extracting sample " + std::to_string(index) +
+                                     " would replace it; --force replaces it");
   const std::string_view image(reinterpret_cast<const char*>(record.image_data()), record.image_size());
   FFR_RETURN_IF_ERROR(WriteWholeFile(*image_path, image));
-  FFR_RETURN_IF_ERROR(WriteWholeFile(dir + "/" + stem + ".txt", YoloLabelText(record)));
-  return WriteWholeFile(dir + "/" + stem + ".json", RecordMetadataJson(manifest, index, record));
+  FFR_RETURN_IF_ERROR(WriteWholeFile(labels, YoloLabelText(record)));
+  return WriteWholeFile(metadata, RecordMetadataJson(manifest, index, record));
 }
 
 }  // namespace ffyolo

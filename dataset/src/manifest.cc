@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "ffyolo/yaml_parse.h"
+
 namespace ffyolo {
 
 const SplitInfo* Manifest::FindSplit(const std::string& name) const {
@@ -54,15 +56,6 @@ namespace {
 
 // yaml-cpp keeps every pair of a map with a repeated key, and a lookup finds
 // the first: an edited manifest could hide a split or a shard that way.
-Status NoRepeatedKey(const YAML::Node& map, const std::string& where) {
-  if (!map || !map.IsMap()) return Status::OK();
-  std::set<std::string> keys;
-  for (const auto& kv : map)
-    if (!keys.insert(kv.first.as<std::string>()).second)
-      return Status::Corruption(where + ": key '" + kv.first.as<std::string>() + "' appears twice");
-  return Status::OK();
-}
-
 // Shard and label index names are joined to the split's folder: a path would
 // lead out of the dataset.
 Status PlainFileName(const std::string& name, const std::string& where) {
@@ -74,12 +67,12 @@ Status PlainFileName(const std::string& name, const std::string& where) {
 }  // namespace
 
 Status Manifest::FromYaml(const std::string& text, const std::string& where, Manifest* out) {
+  YAML::Node root;
+  const Status parsed = ParseYaml(text, where, &root);
+  if (!parsed.ok()) return Status::Corruption(parsed.message());
   try {
-    const YAML::Node root = YAML::Load(text);
     if (!root.IsMap() || root["format"].as<std::string>("") != "ffyolo-dataset")
       return Status::Corruption(where + ": not an ffyolo dataset manifest (format: ffyolo-dataset missing)");
-    FFR_RETURN_IF_ERROR(NoRepeatedKey(root, where));
-    FFR_RETURN_IF_ERROR(NoRepeatedKey(root["splits"], where + ": splits"));
     Manifest m;
     m.version = root["version"].as<int>(0);
     if (m.version != kManifestVersion)
@@ -105,7 +98,6 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.name = kv.first.as<std::string>();
       const YAML::Node v = kv.second;
       const std::string split_where = where + ": split " + s.name;
-      FFR_RETURN_IF_ERROR(NoRepeatedKey(v, split_where));
       s.samples = v["samples"].as<int64_t>();
       s.boxes = v["boxes"].as<int64_t>(0);
       s.crowd_boxes = v["crowd_boxes"].as<int64_t>(0);
@@ -118,11 +110,20 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
         s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0)});
         FFR_RETURN_IF_ERROR(PlainFileName(s.shards.back().file, split_where + ": shard"));
       }
+      int64_t in_shards = 0;
+      for (const ShardInfo& shard : s.shards) in_shards += shard.samples;
+      if (in_shards != s.samples)
+        return Status::Corruption(split_where + ": its shards hold " + std::to_string(in_shards) +
+                                  " samples, not the " + std::to_string(s.samples) +
+                                  " it counts (the manifest was cut short or edited)");
       m.splits.push_back(std::move(s));
     }
     if (m.splits.empty()) return Status::Corruption(where + ": the manifest lists no splits");
-    if (const YAML::Node opts = root["options"])
-      for (const auto& kv : opts) m.options[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    // Written last: without it, the file ends early (a split or more may be missing).
+    const YAML::Node opts = root["options"];
+    if (!opts || !opts.IsMap())
+      return Status::Corruption(where + ": the manifest ends before its last entry (options): it was cut short");
+    for (const auto& kv : opts) m.options[kv.first.as<std::string>()] = kv.second.as<std::string>();
     *out = std::move(m);
     return Status::OK();
   } catch (const YAML::Exception& e) {

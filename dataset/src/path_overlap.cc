@@ -19,4 +19,24 @@ bool PathWithin(const fs::path& inner, const fs::path& outer) {
   return std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end()).first == outer.end();
 }
 
+ffr::Status CheckOutputApart(const std::string& flag, const std::string& output, const std::vector<ToolInput>& inputs,
+                             bool output_emptied) {
+  const fs::path resolved_output = ResolvedPath(output);
+  for (const ToolInput& input : inputs) {
+    if (input.path.empty()) continue;
+    const fs::path resolved_input = ResolvedPath(input.path);
+    const bool inside = PathWithin(resolved_output, resolved_input);
+    const bool holds = output_emptied && PathWithin(resolved_input, resolved_output);
+    if (!inside && !holds) continue;
+    const std::string relation =
+        resolved_output == resolved_input ? " is the " : inside ? " lies inside the " : " contains the ";
+    std::string message = flag + " " + output + relation + input.what + " " + input.path;
+    if (resolved_output.string() != output || resolved_input.string() != input.path)
+      message += " (resolved: " + resolved_output.string() + " and " + resolved_input.string() + ")";
+    return ffr::Status::InvalidArgument(message + ": writing there would overwrite the " + input.what +
+                                        "; choose an output outside it");
+  }
+  return ffr::Status::OK();
+}
+
 }  // namespace ffyolo

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ffr/env.h"
+#include "ffyolo/yaml_parse.h"
 
 namespace ffyolo {
 
@@ -73,10 +74,6 @@ const HypKey* FindKey(const std::string& name) {
   return nullptr;
 }
 
-// "path:line" for messages, so that an editor jumps to the offending key.
-std::string Location(const std::string& where, const YAML::Node& node) {
-  return where + ":" + std::to_string(node.Mark().line + 1);
-}
 
 // Shortest decimal that reads back as the same double, never in exponent form
 // (PyYAML reads 5e-04 as a string) and with a ".0" on whole numbers, as
@@ -100,27 +97,23 @@ ffr::Status Hyp::Load(const std::string& path, Hyp* out, std::vector<std::string
 ffr::Status Hyp::Parse(const std::string& yaml, const std::string& where, Hyp* out,
                        std::vector<std::string>* defaulted) {
   YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    return ffr::Status::InvalidArgument(where + ": not valid YAML: " + e.what());
-  }
+  FFR_RETURN_IF_ERROR(ParseYaml(yaml, where, &root));
   if (!root.IsMap()) return ffr::Status::InvalidArgument(where + ": expected a mapping of hyperparameter: value");
   Hyp hyp;
   for (const auto& kv : root) {
     const std::string name = kv.first.Scalar();
     if (name == "anchors")
-      return ffr::Status::NotSupported(Location(where, kv.first) +
+      return ffr::Status::NotSupported(YamlLocation(where, kv.first) +
                                        ": custom anchors in hyp are not supported; put them in the model YAML");
     const HypKey* key = FindKey(name);
     if (key == nullptr)
-      return ffr::Status::InvalidArgument(Location(where, kv.first) + ": unknown hyperparameter '" + name + "'");
+      return ffr::Status::InvalidArgument(YamlLocation(where, kv.first) + ": unknown hyperparameter '" + name + "'");
     double value = 0;
     if (!kv.second.IsScalar() || !YAML::convert<double>::decode(kv.second, value) || !std::isfinite(value))
-      return ffr::Status::InvalidArgument(Location(where, kv.second) + ": " + name + " must be a finite number, not '" +
+      return ffr::Status::InvalidArgument(YamlLocation(where, kv.second) + ": " + name + " must be a finite number, not '" +
                                           YAML::Dump(kv.second) + "'");
     if (value < key->min || (value == key->min && !key->min_allowed) || value > key->max)
-      return ffr::Status::InvalidArgument(Location(where, kv.second) + ": " + name + " " + Range(*key) + ", not " +
+      return ffr::Status::InvalidArgument(YamlLocation(where, kv.second) + ": " + name + " " + Range(*key) + ", not " +
                                           FormatBound(value));
     hyp.*(key->field) = value;
   }

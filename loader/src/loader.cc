@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "ffyolo/disk_space.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"
@@ -181,7 +182,11 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   const size_t bytes = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
   for (Slot& s : slots_) {
     s.memory = static_cast<uint8_t*>(opt_.allocator->Allocate(bytes));
-    if (!s.memory) return Status::IOError("batch allocator failed for " + std::to_string(bytes) + " bytes");
+    if (!s.memory)
+      return Status::IOError("cannot allocate a batch of " + std::to_string(opt_.batch_size) + " images at --img " +
+                             std::to_string(opt_.img_size) + " (--batch " + std::to_string(opt_.batch_size) +
+                             "): " + ByteSize(bytes) + " of memory for each of " +
+                             std::to_string(opt_.prefetch) + " prefetched batches");
     s.capacity = bytes;
     s.targets.resize(opt_.batch_size);
     s.batch.meta.resize(opt_.batch_size);

@@ -21,6 +21,7 @@
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
 #include "ffyolo/shard_file.h"
+#include "ffyolo/yaml_parse.h"
 #include "sample_builder.h"
 
 namespace ffyolo {
@@ -98,8 +99,10 @@ std::string CacheManifestYaml(const CacheManifest& m) {
 }
 
 Status ParseCacheManifest(const std::string& text, const std::string& where, CacheManifest* out) {
+  YAML::Node y;
+  const Status parsed = ParseYaml(text, where, &y);
+  if (!parsed.ok()) return Status::Corruption(parsed.message());
   try {
-    const YAML::Node y = YAML::Load(text);
     const int version = y["version"].as<int>();
     if (version != kCacheVersion)
       return Status::NotSupported(where + ": pixel cache version " + std::to_string(version) + " (this build reads " +
@@ -151,9 +154,7 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
     const uint32_t c = in->source->sample_crc(i);
     source_crc = ffr::Crc32Extend(source_crc, &c, sizeof(c));
   }
-  const std::string manifest = dataset.manifest().ToYaml();
-  in->identity = {in->split, opt.img_size, opt.training, n, Hex32(ffr::Crc32(manifest.data(), manifest.size())),
-                  Hex32(source_crc)};
+  in->identity = {in->split, opt.img_size, opt.training, n, dataset.ManifestCrc(), Hex32(source_crc)};
   return Status::OK();
 }
 
@@ -424,6 +425,9 @@ Status CacheBuilder::Steps() {
   CacheManifest m;
   m.identity = in_->identity;
   for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    if (opt_.stop_requested && opt_.stop_requested())
+      return Status::Aborted(dir_ + ": the build stopped on request after " + std::to_string(k) + " of " +
+                             std::to_string(starts.size() - 1) + " shards; the next one resumes after them");
     CacheShard shard;
     const std::string path = dir_ + "/" + ShardFileName(k);
     if (keep_shards && env->FileExists(path) &&

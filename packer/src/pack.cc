@@ -587,21 +587,8 @@ std::string StateFingerprint(const PackOptions& opt, const SourceDataset& source
 // an output that is, holds or lies inside an input would destroy it: refused
 // whatever `force` says.
 Status CheckOutputApartFromInputs(const PackOptions& opt) {
-  const fs::path output = ResolvedPath(opt.output);
-  const std::pair<const char*, std::string> inputs[] = {{"source", opt.source}, {"data YAML", opt.scan.data_yaml}};
-  for (const auto& [what, path] : inputs) {
-    if (path.empty()) continue;
-    const fs::path input = ResolvedPath(path);
-    const bool inside = PathWithin(output, input), holds = PathWithin(input, output);
-    if (!inside && !holds) continue;
-    const std::string relation = inside && holds ? " is the " : inside ? " lies inside the " : " contains the ";
-    std::string message = "output " + opt.output + relation + what + " " + path;
-    if (output.string() != opt.output || input.string() != path)
-      message += " (resolved: " + output.string() + " and " + input.string() + ")";
-    return Status::InvalidArgument(message + ": choose an output directory outside the " + what +
-                                   ", which packing would overwrite");
-  }
-  return Status::OK();
+  return CheckOutputApart("output", opt.output, {{"source", opt.source}, {"data YAML", opt.scan.data_yaml}},
+                          /*output_emptied=*/true);
 }
 
 // Decides what to do with an existing output directory: start afresh, resume,
@@ -613,17 +600,23 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
   ffr::Env* env = opt.env;
   const std::string state_path = opt.output + "/" + kStateFile;
   const std::string state_tmp = std::string(kStateFile) + ".tmp";  // WriteFileAtomically's
-  const Status foreign = Status::AlreadyExists(
-      opt.output + ": directory is not empty and is not an unfinished pack; use --force to overwrite it");
   std::vector<std::string> children;
+  // A folder that is neither a dataset nor an unfinished pack is someone else's: refused, --force
+  // or not (--force replaces only what a pack wrote), before the lock file could be left in it.
+  const auto foreign = [&] {
+    std::string listed;
+    for (size_t i = 0; i < children.size() && i < 5; ++i) listed += (i ? ", " : "") + children[i];
+    if (children.size() > 5) listed += ", ... (" + std::to_string(children.size()) + " entries)";
+    return Status::AlreadyExists(opt.output + ": holds files that are not a packed dataset nor an unfinished pack (" +
+                                 listed + "); choose a new or empty output directory");
+  };
   if (env->FileExists(opt.output)) {
     if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
     FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
     const auto ours = [&](const std::string& name) {
       return name == kLockFile || name == kStateFile || name == state_tmp || name == kManifestFile;
     };
-    // Someone else's folder is refused before the lock file could be left in it.
-    if (!opt.force && !children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign;
+    if (!children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign();
   }
   FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
   FFR_RETURN_IF_ERROR(env->LockFile(opt.output + "/" + kLockFile, lock));
@@ -644,7 +637,7 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
     if (!ffr::ReadFileToString(env, state_path, &state).ok()) {
       if (env->FileExists(opt.output + "/" + kManifestFile))
         return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
-      return foreign;
+      return foreign();
     }
     if (state.find(fingerprint) == std::string::npos)
       return Status::AlreadyExists(opt.output +

@@ -7,6 +7,8 @@
 #include <set>
 #include <system_error>
 
+#include "ffr/env.h"
+#include "ffyolo/yaml_parse.h"
 #include "source_layouts.h"
 
 namespace fs = std::filesystem;
@@ -152,8 +154,11 @@ Status FindDataYaml(const std::string& root, const std::string& explicit_path, s
 Status ReadDataYaml(const std::string& path, std::vector<std::string>* names, std::vector<int>* category_ids) {
   names->clear();
   category_ids->clear();
+  std::string text;
+  FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &text));
+  YAML::Node root;
+  FFR_RETURN_IF_ERROR(ParseYaml(text, path, &root));
   try {
-    const YAML::Node root = YAML::LoadFile(path);
     if (!root.IsMap()) return Status::InvalidArgument(path + ": not a data YAML (a map with `names` or `nc`)");
     const YAML::Node names_node = root["names"];
     // A null entry would read as a class named "null".
@@ -250,7 +255,14 @@ Status ScanSource(const std::string& root_arg, const ScanOptions& options, Sourc
   *out = SourceDataset();
   std::string root = root_arg;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  if (!IsDirectory(root)) return Status::NotFound("dataset root " + root + " is not a directory");
+  std::error_code ec;
+  const fs::file_status root_status = fs::status(root, ec);
+  if (!fs::is_directory(root_status)) {
+    if (fs::exists(root_status)) return Status::InvalidArgument("dataset root " + root + " is not a directory");
+    if (ec && ec != std::errc::no_such_file_or_directory)  // a loop of links, a name too long, no permission
+      return Status::InvalidArgument("dataset root " + root + ": " + ec.message());
+    return Status::NotFound("dataset root " + root + " does not exist");
+  }
 
   const std::vector<std::string> coco_splits = CocoJsonSplits(root);
   bool yolo_labelled = false;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -463,7 +464,7 @@ TEST_F(InspectTest, ExtractGivesBackTheSourceBytesAndItsLabels) {
     RecordView record;
     ASSERT_TRUE(ReadRecord(*reader, i, &buffer, &record).ok());
     std::string image_path;
-    const Status s = ExtractRecord(dataset_->manifest(), i, record, out.path(), &image_path);
+    const Status s = ExtractRecord(dataset_->manifest(), i, record, out.path(), /*replace=*/false, &image_path);
     ASSERT_TRUE(s.ok()) << s.ToString();
     const std::string name(record.file_name());
     const std::string stem = name.substr(0, name.rfind('.'));
@@ -485,6 +486,56 @@ TEST_F(InspectTest, ExtractGivesBackTheSourceBytesAndItsLabels) {
     EXPECT_EQ(meta["file_name"], name);
     EXPECT_EQ(meta["boxes"].size(), record.box_count());
   }
+}
+
+// A shard swapped for one of the same sample count (another pack's) passed yolo-train, yolo-val,
+// cat and show: its size differs from the manifest's, which opening the split checks.
+TEST_F(InspectTest, AShardOfAnotherPackIsRefusedWhenTheSplitIsOpened) {
+  const std::string copy = Copy();
+  size_t a = 0, b = 1;  // two shards of one sample count
+  const size_t shards = dataset_->manifest().FindSplit(kCocoSplit)->shards.size();
+  while (a + 1 < shards && ShardInfoOf(a).samples != ShardInfoOf(b).samples)
+    if (++b == shards) b = ++a + 1;
+  ASSERT_LT(b, shards) << "no two shards hold as many samples";
+  const std::string first = Shard(copy, a), second = Shard(copy, b);
+  fs::rename(first, first + ".swap");
+  fs::rename(second, first);
+  fs::rename(first + ".swap", second);
+  std::unique_ptr<Dataset> dataset;
+  ASSERT_TRUE(Dataset::Open(copy, &dataset).ok());
+  std::unique_ptr<ffr::Reader> reader;
+  const Status s = dataset->OpenReader(kCocoSplit, ffr::ReaderOptions(), &reader);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(first + ": " + std::to_string(ShardInfoOf(b).bytes) + " bytes, the manifest lists " +
+                             std::to_string(ShardInfoOf(a).bytes) + ": a damaged shard, or another pack's"),
+            std::string::npos)
+      << s.message();
+}
+
+// Extracting into a folder of labelled images overwrote the user's own label file (a polygon) with a
+// box: a file of the same name is refused, untouched, unless replacing is asked for.
+TEST_F(InspectTest, ExtractRefusesToReplaceAFileUnlessAsked) {
+  ScratchDir out("extract_over");
+  std::unique_ptr<ffr::Reader> reader;
+  ASSERT_TRUE(dataset_->OpenReader(kCocoSplit, ffr::ReaderOptions(), &reader).ok());
+  ffr::ReadBuffer buffer;
+  RecordView record;
+  ASSERT_TRUE(ReadRecord(*reader, 0, &buffer, &record).ok());
+  const std::string name(record.file_name());
+  const std::string labels = out / (name.substr(0, name.rfind('.')) + ".txt");
+  const std::string polygon = "0 0.1 0.1 0.5 0.1 0.3 0.6\n";
+  std::ofstream(labels) << polygon;
+  std::string image_path;
+  Status s = ExtractRecord(dataset_->manifest(), 0, record, out.path(), /*replace=*/false, &image_path);
+  EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
+  EXPECT_NE(s.message().find(labels + " exists, and extracting sample 0 would replace it; --force replaces it"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(ReadFileToString(labels), polygon);
+  EXPECT_FALSE(fs::exists(out / name)) << "nothing is written when one file is refused";
+  s = ExtractRecord(dataset_->manifest(), 0, record, out.path(), /*replace=*/true, &image_path);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ReadFileToString(labels), YoloLabelText(record));
 }
 
 }  // namespace

@@ -308,6 +308,35 @@ TEST(ManifestTest, YamlRoundTrip) {
   EXPECT_NE(bad.message().find("x/dataset.yaml"), std::string::npos);
 }
 
+// A manifest cut short (a full disk, a copy that stopped) read as a dataset of fewer splits and
+// passed verify: every prefix of a manifest, up to any line, is refused.
+TEST(ManifestTest, AManifestCutShortIsRefusedWhereverItEnds) {
+  Manifest m;
+  m.names = {"a"};
+  m.category_ids = {1};
+  SplitInfo train, val;
+  train.name = "train2017";
+  train.samples = 3;
+  train.shards = {{"PART_00000.ffr", 2, 10}, {"PART_00001.ffr", 1, 10}};
+  val.name = "val2017";
+  val.samples = 1;
+  val.shards = {{"PART_00000.ffr", 1, 10}};
+  m.splits = {train, val};
+  m.options["quality"] = "90";
+  const std::string good = m.ToYaml();
+  Manifest back;
+  ASSERT_TRUE(Manifest::FromYaml(good, "d/dataset.yaml", &back).ok());
+  for (size_t end = good.find('\n'); end + 1 < good.size(); end = good.find('\n', end + 1)) {
+    const std::string cut = good.substr(0, end + 1);
+    const Status s = Manifest::FromYaml(cut, "d/dataset.yaml", &back);
+    EXPECT_FALSE(s.ok()) << "cut after:\n" << cut;
+  }
+  const Status s = Manifest::FromYaml(good.substr(0, good.find("  val2017:")), "d/dataset.yaml", &back);
+  EXPECT_NE(s.message().find("the manifest ends before its last entry (options): it was cut short"),
+            std::string::npos)
+      << s.message();
+}
+
 // Edits that yaml-cpp reads without a word: a repeated key (the later split or
 // shard list was hidden behind the first), a repeated category id, and shard
 // names that lead out of the split's folder.

@@ -172,6 +172,14 @@ TEST(Hyp, UnknownKeyNamesFileAndKey) {
   EXPECT_NE(s.message().find("momentun"), std::string::npos) << s.message();
 }
 
+// yaml-cpp would read the first lr0, PyYAML (train.py) the last.
+TEST(Hyp, ARepeatedKeyIsRefused) {
+  Hyp h;
+  const ffr::Status s = Hyp::Parse("lr0: 0.01\nmomentum: 0.9\nlr0: 0.1\n", "my_hyp.yaml", &h);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("my_hyp.yaml:3: key 'lr0' appears twice"), std::string::npos) << s.message();
+}
+
 TEST(Hyp, UnknownKeyInAFileNamesThePath) {
   testing::ScratchDir dir("loader_hyp_unknown_key");
   const std::string path = dir / "hyp.yaml";

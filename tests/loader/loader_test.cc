@@ -372,6 +372,25 @@ TEST(LoaderTest, RectTrainingRefusesSeveralRanks) {
   EXPECT_TRUE(Loader::Open(*d, o, &loader).IsInvalidArgument());
 }
 
+// `--img 100000` failed with "batch allocator failed for 120000000000 bytes": the flags are named.
+TEST(LoaderTest, ABatchTooLargeForMemoryNamesImgAndBatch) {
+  struct NoMemory : BatchAllocator {
+    void* Allocate(size_t) override { return nullptr; }
+    void Free(void*, size_t) override {}
+  } no_memory;
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  LoaderOptions o = TrainOptions(1);
+  o.allocator = &no_memory;
+  std::unique_ptr<Loader> loader;
+  const Status s = Loader::Open(*d, o, &loader);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot allocate a batch of 8 images at --img 128 (--batch 8): 0.4 MB of memory for each "
+                             "of 3 prefetched batches"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(LoaderTest, SingleClsMakesEveryTargetClassZero) {
   LoaderOptions o = TrainOptions(2);
   auto multi = OpenLoader(o);

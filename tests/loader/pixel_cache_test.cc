@@ -350,6 +350,23 @@ TEST(PixelCacheTest, AnInterruptedBuildResumesAfterItsLastShard) {
   EXPECT_NE(messages[0].find("resuming"), std::string::npos) << messages[0];
 }
 
+// A stop asked for mid-build (yolo-train's SIGTERM during its setup) ends it before the next shard;
+// the shards finished are kept for the next build.
+TEST(PixelCacheTest, AStopRequestedMidBuildKeepsTheFinishedShards) {
+  testing::ScratchDir dir("pixel_cache_stop");
+  const std::string data = PackedSyntheticDataset();
+  PixelCacheOptions o = CacheOptions(dir / "cache");
+  int asked = 0;
+  o.stop_requested = [&] { return ++asked > 2; };  // after shards 0 and 1
+  const Status stopped = Build(data, o);
+  EXPECT_TRUE(stopped.IsAborted()) << stopped.ToString();
+  EXPECT_NE(stopped.message().find("the build stopped on request after 2 of"), std::string::npos) << stopped.message();
+  o.stop_requested = nullptr;
+  PixelCacheSummary resumed;
+  ASSERT_TRUE(Build(data, o, &resumed).ok());
+  EXPECT_EQ(resumed.kept_shards, 2);
+}
+
 // Every file of a cache directory but the lock: name -> bytes.
 std::map<std::string, std::string> CacheFiles(const std::string& dir) {
   std::map<std::string, std::string> files;

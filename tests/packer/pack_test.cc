@@ -526,6 +526,20 @@ TEST(PackTest, ExistingOutputIsRefusedWithoutForce) {
   EXPECT_TRUE(other.IsAlreadyExists());
   EXPECT_TRUE(fs::exists(dir / "other/notes.txt"));  // nothing lost
   EXPECT_FALSE(fs::exists(dir / "other/LOCK"));       // and nothing left behind
+  // The refusal named what is there and pointed at --force, which then deleted the folder's
+  // contents (through a symlink, its target's): --force replaces only a dataset or a pack.
+  EXPECT_NE(other.message().find("holds files that are not a packed dataset nor an unfinished pack (notes.txt)"),
+            std::string::npos)
+      << other.message();
+  EXPECT_EQ(other.message().find("--force"), std::string::npos) << other.message();
+  fs::create_directory_symlink(dir / "other", dir / "link");
+  for (const char* target : {"other", "link"}) {
+    PackOptions forced_foreign = Options(dir / "src", dir / target);
+    forced_foreign.force = true;
+    other = Pack(forced_foreign, &sum);
+    EXPECT_TRUE(other.IsAlreadyExists()) << target << ": " << other.ToString();
+    EXPECT_TRUE(fs::exists(dir / "other/notes.txt")) << target;
+  }
   PackOptions forced = Options(dir / "src", dir / "out.ffr");
   forced.force = true;
   EXPECT_TRUE(Pack(forced, &sum).ok());

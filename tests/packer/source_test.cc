@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "dataset/tiny_images.h"
@@ -38,6 +39,22 @@ size_t CountBoxes(const SourceSplit& split, bool crowd) {
   for (const SourceImage& image : split.images)
     for (const Box& box : image.info.boxes) n += box.iscrowd == crowd;
   return n;
+}
+
+// A path over PATH_MAX said "is not a directory"; each case now says what it is.
+TEST(ScanSourceTest, ARootThatIsNoDirectorySaysWhatItIs) {
+  ScratchDir dir("source_root_kinds");
+  std::ofstream(dir / "file") << "x";
+  SourceDataset ds;
+  const std::string too_long = dir.path() + "/" + std::string(5000, 'a');
+  for (const auto& [root, says] : std::initializer_list<std::pair<std::string, std::string>>{
+           {dir / "nope", "dataset root " + dir / "nope" + " does not exist"},
+           {dir / "file", "dataset root " + dir / "file" + " is not a directory"},
+           {too_long, "dataset root " + too_long + ": File name too long"}}) {
+    const Status s = ScanSource(root, ScanOptions(), &ds);
+    EXPECT_FALSE(s.ok()) << says;
+    EXPECT_THAT(s.message(), HasSubstr(says));
+  }
 }
 
 // ---------------------------------------------------------------- coco128
@@ -670,6 +687,16 @@ TEST_F(YoloTxtTest, BadYamlIsAnError) {
   const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr(dir_ / "data.yaml" + ": nc is 3 but `names` has 2 entries"));
+}
+
+// yaml-cpp would take the first `names`, PyYAML (Ultralytics) the last: refused, naming both lines.
+TEST_F(YoloTxtTest, YamlWithARepeatedKeyIsRefused) {
+  WriteFile(dir_ / "data.yaml", "names: [cat, dog]\nnc: 2\nnames: [dog, cat]\n");
+  AddImage("a.jpg");
+  AddLabel("a", "");
+  const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(dir_ / "data.yaml" + ":3: key 'names' appears twice (first on line 1)"));
 }
 
 // v7.0's check_dataset names the classes of a YAML with only `nc`: class0, class1, ...

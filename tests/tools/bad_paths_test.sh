@@ -99,11 +99,32 @@ for command in info verify ls; do
   expect_error /nope.ffr yolo-ffr "$command" /nope.ffr
 done
 expect_error /nope.ffr yolo-ffr cat /nope.ffr 0
+# A data YAML where a packed dataset is expected: said so, with the command that packs it.
+echo "names: [a]" >"$work/data.yaml"
+expect_error "$work/data.yaml: a YAML file, where a packed dataset is expected: pack the tree it describes first (yolo-pack" \
+  yolo-ffr info "$work/data.yaml"
+expect_error "$file: a file, where a packed dataset (a folder made by yolo-pack) is expected" yolo-ffr verify "$file"
 expect_error "$nope" yolo-ffr extract "$ffr" 0 -o "$nope"
 expect_error "$file" yolo-ffr extract "$ffr" 0 -o "$file"
 expect_error "$nope" yolo-ffr show "$ffr" -o "$nope/grid.jpg"
 # Extracting into the dataset could overwrite its files (a sample named PART_00000.ffr did).
 expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$ffr/train2017"
+# The grid written over the manifest or a shard replaced it with a JPEG.
+cp "$ffr/dataset.yaml" "$work/manifest.before"
+expect_error "lies inside the dataset" yolo-ffr show "$ffr" -o "$ffr/dataset.yaml"
+expect_error "is the dataset" yolo-ffr show "$ffr" -o "$ffr"
+cmp -s "$ffr/dataset.yaml" "$work/manifest.before" || fail "yolo-ffr show -o DATA/dataset.yaml changed the manifest"
+# Files already in the output folder (the user's own labels) are not replaced without --force.
+run yolo-ffr extract "$ffr" 0 -o "$work/ex"
+[ "$status" -eq 0 ] || fail "yolo-ffr extract into a new folder: exit status $status: $err"
+label=$(ls "$work/ex"/*.txt)
+echo "0 0.1 0.1 0.5 0.1 0.3 0.6" >"$label"
+expect_error "${label%.txt}.jpg exists, and extracting sample 0 would replace it; --force replaces it" \
+  yolo-ffr extract "$ffr" 0 -o "$work/ex"
+[ "$(cat "$label")" = "0 0.1 0.1 0.5 0.1 0.3 0.6" ] || fail "yolo-ffr extract replaced $label without --force"
+run yolo-ffr extract "$ffr" 0 0 -o "$work/ex" --force
+[ "$status" -eq 0 ] || fail "yolo-ffr extract --force (sample 0 given twice): exit status $status: $err"
+[ "$(cat "$label")" != "0 0.1 0.1 0.5 0.1 0.3 0.6" ] || fail "yolo-ffr extract --force left $label as it was"
 # Two samples whose names share a base name would overwrite one another.
 nested=$work/nested
 cp -r "$src" "$nested" && rm -rf "$nested/annotations"
@@ -187,6 +208,10 @@ expect_error "is the stats.json this run writes" yolo-val --data "$ffr" --predic
 expect_error /nope.ffr yolo-val --data /nope.ffr --weights /nope.pt --project "$work/runs"
 expect_error /nope.pt yolo-val --data "$ffr" --weights /nope.pt --device cpu --project "$work/runs"
 expect_error /nope.json yolo-val --data "$ffr" --predictions /nope.json
+# A FIFO blocked the open until something wrote to it (minutes, deaf to SIGTERM): refused at once.
+mkfifo "$work/fifo.pt"
+expect_error "$work/fifo.pt: is a FIFO, not a regular file" yolo-val --data "$ffr" --weights "$work/fifo.pt" --device cpu \
+  --project "$work/runs"
 expect_error "$nope" yolo-val --data "$ffr" --weights /nope.pt --project "$nope"
 expect_error "$file" yolo-val --data "$ffr" --weights /nope.pt --project "$file"
 
@@ -203,6 +228,25 @@ expect_error "would replace" yolo-detect --weights /nope.pt --source "$images" -
   --name train2017 --exist-ok
 expect_error "$file" yolo-detect --weights "$file" --source "$images" --device cpu --project "$work/runs"
 expect_usage_error --batch yolo-detect --weights /nope.pt --source "$images" --batch-size 0
+
+# Output that cannot be written (a full disk): an error, never exit status 0 with the output cut short.
+if [ -w /dev/full ]; then
+  for command in "info" "info --json" "ls" "verify"; do
+    # shellcheck disable=SC2086
+    "$bin/yolo-ffr" $command "$ffr" >/dev/full 2>"$work/stderr"
+    status=$?
+    if [ "$status" -ne 1 ] || ! grep -q "^yolo-ffr: error: the output to stdout was not all written" "$work/stderr"; then
+      fail "yolo-ffr $command >/dev/full: exit status $status, stderr: $(cat "$work/stderr")"
+    else
+      echo "ok: yolo-ffr $command >/dev/full: $(head -n 1 "$work/stderr")"
+    fi
+  done
+  "$bin/yolo-ffr" cat "$ffr" 0 >/dev/full 2>"$work/stderr"
+  status=$?
+  [ "$status" -eq 1 ] || fail "yolo-ffr cat >/dev/full: exit status $status, stderr: $(cat "$work/stderr")"
+else
+  echo "skip: no writable /dev/full"
+fi
 
 # A read-only directory stops everyone but root.
 if [ "$(id -u)" -eq 0 ]; then

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <opencv2/imgproc.hpp>
 #ifdef FFYOLO_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
@@ -54,6 +55,24 @@ std::string FormatList(const std::vector<std::string>& list) {
 
 double Ms(Clock::time_point since) {
   return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+// Two sources saved under one name (a/x.jpg and b/x.jpg; x.jpg and x.png for their labels) would
+// leave only the last one's output; detect.py overwrites silently.
+ffr::Status NoTwoSourcesSavedAsOne(const std::vector<std::string>& files, bool save_txt, bool save_img) {
+  std::map<std::string, std::string> saved;  // output name -> source
+  const auto claim = [&](const std::string& name, const std::string& file) {
+    const auto [first, inserted] = saved.emplace(name, file);
+    if (inserted) return ffr::Status::OK();
+    return ffr::Status::InvalidArgument(first->second + " and " + file + " would both be saved as " + name +
+                                        ", the second replacing the first; detect them in separate runs");
+  };
+  for (const std::string& file : files) {
+    const fs::path path(file);
+    if (save_txt) FFR_RETURN_IF_ERROR(claim("labels/" + path.stem().string() + ".txt", file));
+    if (save_img) FFR_RETURN_IF_ERROR(claim(path.filename().string(), file));
+  }
+  return ffr::Status::OK();
 }
 
 // One decoded image waiting for its batch.
@@ -152,6 +171,7 @@ ffr::Status DetectRun::Run() {
   std::vector<std::string> files;
   FFR_RETURN_IF_ERROR(ListDetectSource(o_.source, &files));
   count_ = static_cast<int64_t>(files.size());
+  FFR_RETURN_IF_ERROR(NoTwoSourcesSavedAsOne(files, o_.save_txt, o_.save_img));
   // An output must never replace an input: a save directory among the source's folders would.
   if (o_.save_img) {
     std::error_code ec;
@@ -294,10 +314,30 @@ ffr::Status DetectRun::Save(const Pending& p, DetectedImage* image) {
   return WriteJpeg(drawn, image->saved_image, 95);
 }
 
+// What detect.py reads besides files, folders and .txt lists; ffyolo does not.
+ffr::Status NotAFileSource(const std::string& source) {
+  const std::string lower = [&] {
+    std::string l = source;
+    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+    return l;
+  }();
+  for (const char* scheme : {"http://", "https://", "rtsp://", "rtmp://"})
+    if (lower.rfind(scheme, 0) == 0)
+      return ffr::Status::NotSupported(source + ": URL sources are not supported; download the file first");
+  if (source.find_first_of("*?[") != std::string::npos && !fs::exists(source))
+    return ffr::Status::NotSupported(source + ": glob patterns are not supported; pass the folder, or a .txt "
+                                              "file listing the images");
+  if (!source.empty() && std::all_of(source.begin(), source.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+      !fs::exists(source))
+    return ffr::Status::NotSupported(source + ": webcam sources are not supported");
+  return ffr::Status::OK();
+}
+
 }  // namespace
 
 ffr::Status ListDetectSource(const std::string& source, std::vector<std::string>* files) {
   files->clear();
+  FFR_RETURN_IF_ERROR(NotAFileSource(source));
   std::vector<std::string> paths{source};
   if (fs::path(source).extension() == ".txt") {
     std::string text;
@@ -316,6 +356,9 @@ ffr::Status ListDetectSource(const std::string& source, std::vector<std::string>
   for (const std::string& p : paths) {
     std::error_code ec;
     const std::string resolved = fs::weakly_canonical(fs::absolute(p, ec), ec).string();
+    if (ec)  // a loop of links, a name too long: resolved is empty
+      return ffr::Status::InvalidArgument(p + ": cannot resolve the path: " + ec.message() +
+                                          (p == source ? "" : " (listed in " + source + ")"));
     last = resolved;
     if (fs::is_directory(resolved, ec)) {
       std::vector<std::string> listed;

@@ -173,21 +173,34 @@ ParameterGroups SplitParameterGroups(const torch::nn::Module& model) {
   return groups;
 }
 
-std::vector<std::string> FreezeLayers(YoloModel* model, const std::vector<int>& freeze) {
+ffr::Status FreezeLayers(YoloModel* model, const std::vector<int>& freeze, std::vector<std::string>* frozen) {
   std::vector<std::string> prefixes;  // train.py: [f'model.{x}.' for x in (freeze if len(freeze) > 1 else range(freeze[0]))]
   if (freeze.size() == 1) {
     for (int x = 0; x < freeze[0]; ++x) prefixes.push_back("model." + std::to_string(x) + ".");
   } else {
     for (int x : freeze) prefixes.push_back("model." + std::to_string(x) + ".");
   }
-  std::vector<std::string> frozen;
-  for (auto& p : model->named_parameters()) {
-    bool freeze_it = false;
-    for (const std::string& prefix : prefixes) freeze_it |= p.key().find(prefix) != std::string::npos;  // `x in k`
-    p.value().set_requires_grad(!freeze_it);
-    if (freeze_it) frozen.push_back(p.key());
+  const auto frozen_by = [&](const std::string& name) {
+    for (const std::string& prefix : prefixes)
+      if (name.find(prefix) != std::string::npos) return true;  // `x in k`
+    return false;
+  };
+  auto parameters = model->named_parameters();
+  size_t count = 0;
+  for (const auto& p : parameters) count += frozen_by(p.key());
+  if (count == parameters.size() && count > 0) {
+    std::string given;
+    for (int x : freeze) given += " " + std::to_string(x);
+    return ffr::Status::InvalidArgument("--freeze" + given + " freezes every layer of this " +
+                                        std::to_string(model->config().layers.size()) +
+                                        "-layer model: nothing would train (--freeze 10 is the backbone)");
   }
-  return frozen;
+  frozen->clear();
+  for (auto& p : parameters) {
+    p.value().set_requires_grad(!frozen_by(p.key()));
+    if (frozen_by(p.key())) frozen->push_back(p.key());
+  }
+  return ffr::Status::OK();
 }
 
 }  // namespace ffyolo

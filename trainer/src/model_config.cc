@@ -12,6 +12,7 @@
 #include "ffr/env.h"
 #include "ffyolo/config_path.h"
 #include "ffyolo/module_shapes.h"
+#include "ffyolo/yaml_parse.h"
 
 namespace ffyolo {
 
@@ -33,10 +34,6 @@ constexpr int64_t kMaxChannels = int64_t{1} << 20;
 constexpr double kMaxRepeats = 1024;
 constexpr int64_t kMaxAnchors = 1024;
 
-// "path:line", so that an editor jumps to the offending spot.
-std::string Location(const std::string& where, const YAML::Node& node) {
-  return where + ":" + std::to_string(node.Mark().line + 1);
-}
 
 bool IsNone(const YAML::Node& node) {
   return node.IsNull() || (node.IsScalar() && node.Scalar() == "None");
@@ -180,7 +177,7 @@ class RowParser {
     YAML::Emitter text;
     text.SetSeqFormat(YAML::Flow);
     text << node;
-    prefix_ = Location(where, node) + ": " + section + " row " + std::to_string(row) + " (layer " +
+    prefix_ = YamlLocation(where, node) + ": " + section + " row " + std::to_string(row) + " (layer " +
               std::to_string(config.layers.size()) + ") " + text.c_str() + ": ";
   }
 
@@ -457,17 +454,13 @@ Status CheckModelSize(ModelConfig* config) {
 
 ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, int64_t nc, ModelConfig* out) {
   YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(where + ": not valid YAML: " + e.what());
-  }
+  FFR_RETURN_IF_ERROR(ParseYaml(yaml, where, &root));
   const YAML::Node& doc = root;
   if (!doc.IsMap()) return Status::InvalidArgument(where + ": a model YAML is a mapping of nc, anchors, backbone, ...");
   for (const auto& entry : doc) {
     const std::string key = entry.first.Scalar();
     if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), key) == std::end(kKnownKeys))
-      return Status::InvalidArgument(Location(where, entry.first) + ": unknown key '" + key + "'");
+      return Status::InvalidArgument(YamlLocation(where, entry.first) + ": unknown key '" + key + "'");
   }
   for (const char* key : kRequiredKeys)
     if (!doc[key]) return Status::InvalidArgument(where + ": missing key '" + key + "'");
@@ -476,37 +469,37 @@ ffr::Status ParseModelConfig(const std::string& yaml, const std::string& where, 
   config.source = where;
   config.name = "Model";
   if (!ReadInt(doc["nc"], &config.nc) || config.nc < 1 || config.nc > kMaxClasses)
-    return Status::InvalidArgument(Location(where, doc["nc"]) + ": nc must be an integer from 1 to " +
+    return Status::InvalidArgument(YamlLocation(where, doc["nc"]) + ": nc must be an integer from 1 to " +
                                    std::to_string(kMaxClasses));
   if (nc > kMaxClasses)
     return Status::InvalidArgument(where + ": " + std::to_string(nc) + " classes, more than " +
                                    std::to_string(kMaxClasses));
   if (nc > 0) config.nc = nc;
   if (!ReadDouble(doc["depth_multiple"], &config.depth_multiple) || config.depth_multiple <= 0)
-    return Status::InvalidArgument(Location(where, doc["depth_multiple"]) + ": depth_multiple must be a number > 0");
+    return Status::InvalidArgument(YamlLocation(where, doc["depth_multiple"]) + ": depth_multiple must be a number > 0");
   if (!ReadDouble(doc["width_multiple"], &config.width_multiple) || config.width_multiple <= 0)
-    return Status::InvalidArgument(Location(where, doc["width_multiple"]) + ": width_multiple must be a number > 0");
+    return Status::InvalidArgument(YamlLocation(where, doc["width_multiple"]) + ": width_multiple must be a number > 0");
   if (doc["channel_multiple"] && (!ReadInt(doc["channel_multiple"], &config.channel_multiple) ||
                                   config.channel_multiple < 1 || config.channel_multiple > kMaxChannels))
-    return Status::InvalidArgument(Location(where, doc["channel_multiple"]) +
+    return Status::InvalidArgument(YamlLocation(where, doc["channel_multiple"]) +
                                    ": channel_multiple must be an integer from 1 to " + std::to_string(kMaxChannels));
   if (doc["ch"] && (!ReadInt(doc["ch"], &config.ch) || config.ch < 1 || config.ch > kMaxChannels))
-    return Status::InvalidArgument(Location(where, doc["ch"]) + ": ch must be an integer from 1 to " +
+    return Status::InvalidArgument(YamlLocation(where, doc["ch"]) + ": ch must be an integer from 1 to " +
                                    std::to_string(kMaxChannels));
   if (doc["activation"]) {
     if (!doc["activation"].IsScalar())
-      return Status::InvalidArgument(Location(where, doc["activation"]) + ": activation must be e.g. nn.SiLU()");
+      return Status::InvalidArgument(YamlLocation(where, doc["activation"]) + ": activation must be e.g. nn.SiLU()");
     config.activation_text = doc["activation"].Scalar();
-    FFR_RETURN_IF_ERROR(ParseActivation(config.activation_text, Location(where, doc["activation"]),
+    FFR_RETURN_IF_ERROR(ParseActivation(config.activation_text, YamlLocation(where, doc["activation"]),
                                         &config.activation));
   }
   YamlAnchors anchors;
-  FFR_RETURN_IF_ERROR(ParseAnchors(doc["anchors"], Location(where, doc["anchors"]), &anchors));
+  FFR_RETURN_IF_ERROR(ParseAnchors(doc["anchors"], YamlLocation(where, doc["anchors"]), &anchors));
 
   for (const char* section : {"backbone", "head"}) {
     const YAML::Node& rows = doc[section];
     if (!rows.IsSequence())
-      return Status::InvalidArgument(Location(where, rows) + ": " + section + " must be a list of rows");
+      return Status::InvalidArgument(YamlLocation(where, rows) + ": " + section + " must be a list of rows");
     for (size_t r = 0; r < rows.size(); ++r) {
       LayerConfig layer;
       FFR_RETURN_IF_ERROR(RowParser(where, section, r, rows[r], config, anchors).Parse(&layer));

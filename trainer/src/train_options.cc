@@ -7,6 +7,7 @@
 #include "ffyolo/train.h"
 
 #include "ffyolo/path_overlap.h"
+#include "ffyolo/yaml_parse.h"
 
 namespace ffyolo {
 namespace {
@@ -49,6 +50,8 @@ void VisitSavedFields(Options& o, Visit&& visit) {
   visit("noautoanchor", o.noautoanchor);
   visit("cache", o.cache);
   visit("freeze", o.freeze);
+  visit("dataset_path", o.dataset_path);
+  visit("dataset_crc", o.dataset_crc);
 }
 
 }  // namespace
@@ -64,8 +67,10 @@ std::string TrainOptions::ToYaml() const {
 }
 
 Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
+  YAML::Node n;
+  const Status parsed = ParseYaml(yaml, "run options", &n);
+  if (!parsed.ok()) return Status::Corruption(parsed.message());
   try {
-    const YAML::Node n = YAML::Load(yaml);
     if (!n.IsMap() || !n["data"]) return Status::Corruption("run options: no 'data'");
     TrainOptions o;
     VisitSavedFields(o, [&](const char* key, auto& value) {
@@ -85,6 +90,14 @@ std::string IncrementPath(const std::string& path, bool exist_ok) {
     const std::string p = path + std::to_string(n);
     if (!fs::exists(p)) return p;
   }
+}
+
+Status HoldRunDirectory(ffr::Env* env, const std::string& dir, std::unique_ptr<ffr::FileLock>* lock) {
+  FFR_RETURN_IF_ERROR(env->CreateDirs(dir));
+  FFR_RETURN_IF_ERROR(env->TryLockFile(dir + "/.lock", lock));
+  if (*lock) return Status::OK();
+  return Status::AlreadyExists(dir + ": another run is writing into this directory; wait for it to end, or choose "
+                                     "another --project/--name");
 }
 
 Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& data) {

@@ -30,6 +30,7 @@
 #include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
 #include "ffyolo/multi_scale.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/quad_collate.h"
 #include "ffyolo/schedule.h"
@@ -101,6 +102,7 @@ struct Trainer::State {
   CheckpointInfo resumed;  // resuming: last.pt's metadata
   CheckpointInfo weights;  // --weights' metadata, when not resuming
   std::string train_split;  // --train-split, or the dataset's default
+  std::string val_split;    // --val-split, the dataset's default, or else the training split
   int saved_world = 1;     // resuming: the world size last.pt was written by
   int rank = 0, world = 1;
   bool main_rank = true;
@@ -128,6 +130,7 @@ struct Trainer::State {
   std::vector<float> class_weights;
   std::vector<double> maps;
   TrainSummary summary;
+  std::unique_ptr<ffr::FileLock> run_lock;  // rank 0 holds save_dir for the run's life
   torch::Tensor epoch_loss;       // the running mean of this epoch's loss items
   bool stop_after_epoch = false;  // a stop came during the epoch's last steps
   bool done = false;
@@ -172,9 +175,9 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
     return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
   FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
   if (resumed.next_batch == 0 && resumed.epoch + 1 >= opt.epochs)
-    return Status::InvalidArgument(opt.resume + ": training to " + std::to_string(opt.epochs) +
+    return Status::InvalidArgument(requested.resume + ": training to " + std::to_string(opt.epochs) +
                                    " epochs is finished, nothing to resume (to train on from it: --weights " +
-                                   opt.resume + ")");
+                                   requested.resume + ")");
   saved_world = opt.dist.world_size;
   // This launch decides where the ranks run; the checkpoint decides everything else.
   opt.resume = requested.resume;
@@ -182,6 +185,13 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
   opt.dist = requested.dist;
   opt.bind_numa = requested.bind_numa;
   opt.env = requested.env;
+  // The dataset the run recorded, wherever this resume starts from; --data for one moved or copied
+  // (OpenDataset checks that it is the same dataset).
+  if (!requested.data.empty()) opt.data = requested.data;
+  else if (!opt.dataset_path.empty()) opt.data = opt.dataset_path;
+  else if (!requested.distributed || requested.dist.rank == 0)
+    Warn(requested.resume + ": the run recorded no dataset identity (made by an older ffyolo); resuming on " +
+         opt.data + " unchecked");
   // Absolute first: "weights/last.pt" given inside the run has no grandparent.
   summary.save_dir = fs::absolute(opt.resume).lexically_normal().parent_path().parent_path().string();
   return Status::OK();
@@ -247,10 +257,26 @@ Status Trainer::State::SetUpDevice() {
 // directory exists.
 Status Trainer::State::OpenDataset() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
+  const std::string crc = dataset->ManifestCrc();
+  if (!opt.resume.empty() && !opt.dataset_crc.empty() && crc != opt.dataset_crc)
+    return Status::InvalidArgument(
+        opt.resume + ": the run trained on " + opt.dataset_path + " (manifest CRC " + opt.dataset_crc + "); " +
+        opt.data + (ResolvedPath(opt.data).string() == opt.dataset_path ? " was packed again since" : " is another dataset") +
+        " (CRC " + crc + "), and resuming on it would not continue the run; resume on the run's own dataset (--data " +
+        "for one moved or copied)");
+  opt.dataset_path = ResolvedPath(opt.data).string();
+  opt.dataset_crc = crc;
   train_split = opt.train_split;
   FFR_RETURN_IF_ERROR(train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
                                           : dataset->CheckSplit(train_split));
-  if (!opt.val_split.empty()) FFR_RETURN_IF_ERROR(dataset->CheckSplit(opt.val_split));
+  val_split = opt.val_split;
+  if (!val_split.empty()) {
+    FFR_RETURN_IF_ERROR(dataset->CheckSplit(val_split));
+  } else if (const Status found = dataset->DefaultSplit(/*training=*/false, &val_split); found.IsNotFound()) {
+    val_split = train_split;
+  } else {
+    FFR_RETURN_IF_ERROR(found);
+  }
   nc = static_cast<int64_t>(dataset->num_classes());
   names = dataset->manifest().names;
   if (opt.single_cls) {
@@ -266,6 +292,7 @@ Status Trainer::State::OpenRunDirectory() {
   ffr::Env* env = opt.env;
   if (opt.resume.empty()) summary.save_dir = IncrementPath(opt.project + "/" + opt.name, opt.exist_ok);
   FFR_RETURN_IF_ERROR(CheckRunApartFromDataset(save_dir(), opt.data));
+  FFR_RETURN_IF_ERROR(HoldRunDirectory(env, save_dir(), &run_lock));
   FFR_RETURN_IF_ERROR(env->CreateDirs(save_dir() + "/weights"));
   FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, save_dir() + "/hyp.yaml", hyp.ToYaml()));
   return ffr::WriteFileAtomically(env, save_dir() + "/opt.yaml", opt.ToYaml());
@@ -324,7 +351,9 @@ Status Trainer::State::BuildModels() {
     if (!opt.noautoanchor && main_rank) FFR_RETURN_IF_ERROR(AutoAnchor());  // the others get rank 0's anchors
     RoundToHalf(model.get());
   }
-  for (const std::string& name : FreezeLayers(model.get(), opt.freeze)) Info("freezing " + name);
+  std::vector<std::string> frozen;
+  FFR_RETURN_IF_ERROR(FreezeLayers(model.get(), opt.freeze, &frozen));
+  for (const std::string& name : frozen) Info("freezing " + name);
   model->to(device);
   ema_model->to(device);
   if (comm) {
@@ -376,6 +405,7 @@ Status Trainer::State::SetUpPixelCache(const std::string& split, bool training) 
   if (main_rank) {
     po.on_progress = [&](const PixelCacheOptions::Progress& p) { report().OnSetUpProgress(task, p.done, p.total); };
     po.on_message = [this](const std::string& m) { Info(m); };
+    po.stop_requested = TrainingStopRequested;
   }
   // Every rank asks; the first of a machine to take the cache's lock builds it
   // and the others wait on the lock, then find it complete.
@@ -421,11 +451,10 @@ Status Trainer::State::SetUpData() {
     maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
   }
   transfer = std::make_unique<BatchTransfer>(loader.get(), device);
-  std::string val_split = opt.val_split;
-  if (val_split.empty() && !dataset->DefaultSplit(false, &val_split).ok()) val_split = loader->split();
-  if (val_split == loader->split() && main_rank)
-    Warn(opt.data + " has no validation split; validating on the training split '" + val_split +
-         "' (as Ultralytics' coco128 does)");
+  if (val_split == train_split && main_rank)
+    Warn(opt.data + ": validating on the training split '" + val_split +
+         "': the scores are of images the model trains on (as Ultralytics' coco128 does)");
+  Info("train: " + opt.data + " split '" + train_split + "', val: split '" + val_split + "'");
   ValidatorOptions& vo = validator_options;
   vo.split = val_split;
   vo.img_size = opt.img_size;
@@ -598,6 +627,7 @@ Status Trainer::State::RunEpoch() {
       report().OnTrainEpochEnd(epoch);
       if (main_rank) FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/last.pt", epoch - 1, i + 1));
       if (comm) comm->Barrier();  // the checkpoint is complete before any rank exits
+      run_lock.reset();           // nothing more is written: a resume may take the folder
       return Status::Aborted("stopped at epoch " + std::to_string(epoch) + " batch " + std::to_string(i + 1) +
                              ResumeHint(main_rank, save_dir()));
     }
@@ -622,7 +652,16 @@ Status Trainer::State::EndEpoch() {
     const bool final_epoch = epoch + 1 == opt.epochs;
     if (!opt.noval || final_epoch) {
       ValidationOutput vout;
-      FFR_RETURN_IF_ERROR(validator->Run(ema->model(), compute_loss.get(), /*half=*/amp, &vout));
+      const Status validated = validator->Run(ema->model(), compute_loss.get(), /*half=*/amp, &vout);
+      if (!validated.ok()) {  // a corrupt validation image: the epoch's training is kept, resuming at its end
+        if (!opt.nosave) {
+          FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/last.pt", epoch - 1, loader->batches_per_epoch()));
+          Warn("validation failed after epoch " + std::to_string(epoch) + "'s training, which is saved: fix the "
+               "validation data" + ResumeHint(main_rank, save_dir()) + ", which validates it again");
+          run_lock.reset();
+        }
+        return validated;
+      }
       fe.validated = true;
       fe.metrics = vout.result.metrics;
       r.precision = vout.result.metrics.mp;
@@ -667,8 +706,10 @@ Status Trainer::State::EndEpoch() {
   position.epoch = epoch + 1;
   position.next_batch = 0;
   done = stop_early || position.epoch >= opt.epochs;
-  if (stop_after_epoch)
+  if (stop_after_epoch) {
+    run_lock.reset();  // nothing more is written: a resume may take the folder
     return Status::Aborted("stopped after epoch " + std::to_string(epoch) + ResumeHint(main_rank, save_dir()));
+  }
   return Status::OK();
 }
 
@@ -712,17 +753,26 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
   auto s = std::make_unique<State>();
   s->observer = observer;
   FFR_RETURN_IF_ERROR(StatusOrException([&] {
+    // A stop asked for during the setup (minutes with a pixel cache to build) ends it at the next
+    // stage, by all ranks at once, rather than after the first step.
+    const auto unless_stopped = [&](const char* next) {
+      if (!s->Agreed(TrainingStopRequested())) return Status::OK();
+      return Status::Aborted(std::string("stopped before ") + next + ", during the setup: nothing was trained");
+    };
     FFR_RETURN_IF_ERROR(s->MergeResumedOptions(options));
     FFR_RETURN_IF_ERROR(s->LoadHyp());
     FFR_RETURN_IF_ERROR(s->CheckOptions());
     FFR_RETURN_IF_ERROR(s->SetUpDevice());
     FFR_RETURN_IF_ERROR(s->OpenDataset());
+    FFR_RETURN_IF_ERROR(unless_stopped("the run directory was made"));
     FFR_RETURN_IF_ERROR(s->OpenRunDirectory());
     FFR_RETURN_IF_ERROR(s->BuildModels());
+    FFR_RETURN_IF_ERROR(unless_stopped("the data was set up"));
     FFR_RETURN_IF_ERROR(s->CheckAmp());
     FFR_RETURN_IF_ERROR(s->SetUpData());
     FFR_RETURN_IF_ERROR(s->SetUpOptimizer());
-    return s->RestoreResumedState();
+    FFR_RETURN_IF_ERROR(s->RestoreResumedState());
+    return unless_stopped("the first step");
   }));
   TrainStart start;
   start.save_dir = s->save_dir();
@@ -754,7 +804,9 @@ Status Trainer::EndEpoch() {
 bool Trainer::done() const { return s_->done; }
 
 Status Trainer::Finish() {
-  return StatusOrException([&] { return s_->Finish(); });
+  const Status finished = StatusOrException([&] { return s_->Finish(); });
+  s_->run_lock.reset();  // the run is over: its folder is free
+  return finished;
 }
 
 TrainPosition Trainer::position() const {

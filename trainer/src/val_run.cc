@@ -29,8 +29,8 @@ ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::
   model->to(device);
   ValidatorOptions vo;
   vo.split = o.split;
-  if (vo.split.empty() && !dataset->DefaultSplit(false, &vo.split).ok())
-    FFR_RETURN_IF_ERROR(dataset->DefaultSplit(true, &vo.split));
+  // No training split for want of a validation one: the score would be of the images the model learnt.
+  if (vo.split.empty()) FFR_RETURN_IF_ERROR(dataset->DefaultSplit(false, &vo.split));
   vo.img_size = o.img_size;
   vo.batch_size = o.batch_size;
   vo.workers = o.workers;

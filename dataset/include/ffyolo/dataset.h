@@ -24,9 +24,13 @@ class Dataset {
   const Manifest& manifest() const { return manifest_; }
   size_t num_classes() const { return manifest_.names.size(); }
   std::string split_dir(const std::string& split) const { return path_ + "/" + split; }
+  // The dataset's identity: the CRC-32 of its manifest as ffyolo writes it, 8 hex digits. A copy or a
+  // move keeps it; a pack (even of the same source: the manifest says when) gives another.
+  std::string ManifestCrc() const;
 
-  // The split a tool uses when the user names none: the only split, else the
-  // first whose name starts with "train" (training) or "val" (validation).
+  // The split a tool uses when the user names none: the only split, else the one
+  // whose name starts with "train" (training) or "val" (validation). NotFound when
+  // none does; InvalidArgument, listing them, when several do: never a guess.
   Status DefaultSplit(bool training, std::string* split) const;
   // Checks that `split` exists; the message lists the splits that do.
   Status CheckSplit(const std::string& split) const;

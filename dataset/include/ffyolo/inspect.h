@@ -122,8 +122,10 @@ std::string ExtractedImagePath(const RecordView& record, const std::string& dir)
 
 // Writes into `dir` the record's image bytes untouched under the base name of
 // its file name, and beside it <stem>.txt (YoloLabelText) and <stem>.json
-// (RecordMetadataJson). *image_path receives the image's path.
+// (RecordMetadataJson). *image_path receives the image's path. A file that is
+// there already is replaced only with `replace`; otherwise nothing is written
+// and AlreadyExists names it (it may be the user's own label file).
 Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
-                     std::string* image_path);
+                     bool replace, std::string* image_path);
 
 }  // namespace ffyolo

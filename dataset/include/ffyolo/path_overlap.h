@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "ffr/status.h"
 
 namespace ffyolo {
 
@@ -14,5 +17,18 @@ std::filesystem::path ResolvedPath(const std::string& path);
 // Whether `inner` is `outer` or lies below it, comparing whole path
 // components (give both resolved).
 bool PathWithin(const std::filesystem::path& inner, const std::filesystem::path& outer);
+
+// What a tool reads: "source", "dataset", ... and its path as the user gave it.
+struct ToolInput {
+  std::string what;
+  std::string path;  // empty: not given, skipped
+};
+
+// The rule every tool's outputs follow: an output (a file or a folder the tool writes into, the
+// `flag` it was given with) that is or lies inside one of `inputs` would overwrite it, so it is
+// refused with InvalidArgument naming both (and their resolved paths when they differ). An output
+// folder the tool may empty (yolo-pack --force) must not hold an input either.
+ffr::Status CheckOutputApart(const std::string& flag, const std::string& output, const std::vector<ToolInput>& inputs,
+                             bool output_emptied = false);
 
 }  // namespace ffyolo

@@ -48,6 +48,9 @@ struct PixelCacheOptions {
   std::function<void(const Progress&)> on_progress;
   // What was found and done ("rebuilding: ..."), one line each.
   std::function<void(const std::string&)> on_message;
+  // Asked before each shard: true stops the build (Aborted); the shards finished are kept, and the
+  // next build resumes after them.
+  std::function<bool()> stop_requested;
 };
 
 struct PixelCacheSummary {

@@ -82,6 +82,60 @@ TEST(DetectSourceTest, MissingAndEmptySourcesAreReported) {
   EXPECT_NE(s.message().find("No images or videos found in"), std::string::npos) << s.ToString();
 }
 
+// A loop of links or a name over PATH_MAX said "Not found:  does not exist" (the path empty); URLs,
+// globs and webcams, which detect.py reads, said they did not exist.
+TEST(DetectSourceTest, SourcesThatAreNoFileSaySo) {
+  const fs::path dir = Scratch("detect_source_kinds");
+  fs::create_symlink(dir / "loop", dir / "loop");
+  std::vector<std::string> files;
+  ffr::Status s = ListDetectSource((dir / "loop").string(), &files);
+  EXPECT_NE(s.message().find((dir / "loop").string() + ": cannot resolve the path: Too many levels of symbolic links"),
+            std::string::npos)
+      << s.ToString();
+  const std::string too_long = dir.string() + "/" + std::string(5000, 'a');
+  s = ListDetectSource(too_long, &files);
+  EXPECT_NE(s.message().find(too_long + ": cannot resolve the path: File name too long"), std::string::npos)
+      << s.ToString();
+  for (const auto& [source, says] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"https://ultralytics.com/images/zidane.jpg", "URL sources are not supported"},
+           {"RTSP://camera/stream", "URL sources are not supported"},
+           {(dir / "*.jpg").string(), "glob patterns are not supported"},
+           {"0", "webcam sources are not supported"}}) {
+    s = ListDetectSource(source, &files);
+    EXPECT_TRUE(s.IsNotSupported()) << source << ": " << s.ToString();
+    EXPECT_NE(s.message().find(source + ": " + says), std::string::npos) << s.ToString();
+  }
+}
+
+// --save-txt on a/x.jpg and b/x.jpg (or x.jpg and x.png) wrote one labels/x.txt: one image's
+// detections were lost. Refused before the model is read; sources saved apart pass on to it.
+TEST(DetectSourceTest, TwoSourcesSavedUnderOneNameAreRefused) {
+  const fs::path dir = Scratch("detect_same_name");
+  for (const char* sub : {"a", "b"}) fs::create_directories(dir / sub);
+  for (const char* name : {"a/x.jpg", "b/x.jpg", "a/y.jpg", "a/y.png"}) Touch(dir / name);
+  const std::string d = fs::canonical(dir).string() + "/";
+  DetectRunOptions o;
+  o.weights = (dir / "nope.pt").string();
+  o.save_dir = (dir / "out").string();
+  DetectSummary summary;
+  const auto run = [&](const std::string& list, bool save_txt, bool save_img) {
+    std::ofstream(dir / "list.txt") << list;
+    o.source = (dir / "list.txt").string();
+    o.save_txt = save_txt;
+    o.save_img = save_img;
+    return RunDetect(o, nullptr, &summary);
+  };
+  ffr::Status s = run(d + "a/x.jpg\n" + d + "b/x.jpg\n", false, true);
+  EXPECT_NE(s.message().find(d + "a/x.jpg and " + d + "b/x.jpg would both be saved as x.jpg"), std::string::npos)
+      << s.ToString();
+  s = run(d + "a/y.jpg\n" + d + "a/y.png\n", true, false);
+  EXPECT_NE(s.message().find(d + "a/y.jpg and " + d + "a/y.png would both be saved as labels/y.txt"),
+            std::string::npos)
+      << s.ToString();
+  s = run(d + "a/y.jpg\n" + d + "a/y.png\n", false, true);  // y.jpg and y.png: two images, no labels
+  EXPECT_NE(s.message().find("nope.pt"), std::string::npos) << s.ToString();
+}
+
 TEST(DetectLabelLineTest, FormatsAsDetectPyInFloat32) {
   DetectBox b{10, 20, 110, 70, 0.5f, 1};
   EXPECT_EQ(DetectLabelLine(b, 200, 100, false), "1 0.3 0.45 0.5 0.5");

@@ -297,12 +297,13 @@ TEST(ModelTest, ParameterGroupsAsSmartOptimizer) {
 TEST(ModelTest, FreezeLayersAsTrainPy) {
   const auto model = BuildShipped("yolov5n");
   auto layer_of = [](const std::string& name) { return std::stoi(name.substr(6, name.find('.', 6) - 6)); };
-  std::vector<std::string> frozen = FreezeLayers(model.get(), {10});  // the backbone
+  std::vector<std::string> frozen;
+  ASSERT_TRUE(FreezeLayers(model.get(), {10}, &frozen).ok());  // the backbone
   EXPECT_FALSE(frozen.empty());
   for (const auto& p : model->named_parameters())
     EXPECT_EQ(p.value().requires_grad(), layer_of(p.key()) >= 10) << p.key();
   EXPECT_EQ(frozen.front(), "model.0.conv.weight");
-  frozen = FreezeLayers(model.get(), {1, 11});
+  ASSERT_TRUE(FreezeLayers(model.get(), {1, 11}, &frozen).ok());
   for (const auto& p : model->named_parameters()) {
     const int layer = layer_of(p.key());
     EXPECT_EQ(p.value().requires_grad(), layer != 1 && layer != 11) << p.key();
@@ -310,7 +311,20 @@ TEST(ModelTest, FreezeLayersAsTrainPy) {
   size_t layer_one = 0;
   for (const std::string& name : frozen) layer_one += layer_of(name) == 1;
   EXPECT_EQ(layer_one, 3u);  // model.1.conv.weight, bn.weight, bn.bias
-  EXPECT_TRUE(FreezeLayers(model.get(), {0}).empty());
+  ASSERT_TRUE(FreezeLayers(model.get(), {0}, &frozen).ok());
+  EXPECT_TRUE(frozen.empty());
+  for (const auto& p : model->named_parameters()) EXPECT_TRUE(p.value().requires_grad()) << p.key();
+}
+
+// --freeze 100 froze all 25 layers, and the first backward failed with "element 0 of tensors does
+// not require grad": refused up front, the model untouched.
+TEST(ModelTest, FreezingEveryLayerIsRefused) {
+  const auto model = BuildShipped("yolov5n");
+  std::vector<std::string> frozen;
+  const ffr::Status s = FreezeLayers(model.get(), {100}, &frozen);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("--freeze 100 freezes every layer of this 25-layer model"), std::string::npos)
+      << s.message();
   for (const auto& p : model->named_parameters()) EXPECT_TRUE(p.value().requires_grad()) << p.key();
 }
 

@@ -50,6 +50,21 @@ TEST(TrainTest, LossFallsAndTheRunDirectoryIsComplete) {
   EXPECT_EQ(IncrementPath(dir / "runs/exp", false), dir / "runs/exp2");
 }
 
+// Two runs with --exist-ok into one directory wrote into it at once: the second is refused while
+// the first holds it, and may have it once the first is done.
+TEST(TrainTest, ARunDirectoryIsHeldByOneRunAtATime) {
+  testing::ScratchDir dir("run_directory_lock");
+  const std::string run = dir / "runs/exp";
+  std::unique_ptr<ffr::FileLock> first, second;
+  ASSERT_TRUE(HoldRunDirectory(ffr::Env::Default(), run, &first).ok());
+  EXPECT_TRUE(fs::is_directory(run));
+  const ffr::Status s = HoldRunDirectory(ffr::Env::Default(), run, &second);
+  EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
+  EXPECT_NE(s.message().find(run + ": another run is writing into this directory"), std::string::npos) << s.message();
+  first.reset();
+  EXPECT_TRUE(HoldRunDirectory(ffr::Env::Default(), run, &second).ok());
+}
+
 TEST(TrainTest, StoppedRunResumesExactly) {
   testing::ScratchDir dir("resume");
   // The uninterrupted reference.

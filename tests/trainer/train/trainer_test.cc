@@ -252,7 +252,7 @@ TEST(TrainerTest, AStopAtTheEndOfAnEpochResumesAtTheNext) {
 }
 
 // A run stopped inside an epoch, resumed after its dataset was repacked smaller: the refusal names the
-// dataset (it said "batch 3 is outside the epoch's 1 batches").
+// dataset and says it was packed again (it said "batch 3 is outside the epoch's 1 batches").
 TEST(TrainerTest, AResumeOnADatasetThatShrankNamesIt) {
   testing::ScratchDir dir("stage_shrunk");
   const std::string data = dir / "data.ffr";
@@ -284,9 +284,7 @@ TEST(TrainerTest, AResumeOnADatasetThatShrankNamesIt) {
   std::unique_ptr<Trainer> resumed;
   const ffr::Status s = Trainer::Create(resume, nullptr, &resumed);
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("stopped at batch 3 of epoch 0, but " + data + " now has 1 batches an epoch"),
-            std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find(data + " was packed again since"), std::string::npos) << s.message();
 }
 
 TEST(TrainerTest, AFinishedRunIsNotResumed) {
@@ -301,8 +299,100 @@ TEST(TrainerTest, AFinishedRunIsNotResumed) {
   std::unique_ptr<Trainer> resumed;
   const ffr::Status s = Trainer::Create(resume, nullptr, &resumed);
   ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("training to 1 epochs is finished, nothing to resume"), std::string::npos)
+  // The path came out empty ("Invalid argument: : training ... (--weights )").
+  EXPECT_NE(s.message().find(resume.resume + ": training to 1 epochs is finished, nothing to resume (to train on "
+                                             "from it: --weights " + resume.resume + ")"),
+            std::string::npos)
       << s.message();
+}
+
+// --resume resolved the run's relative `data:` against the current folder (another synth.ffr there
+// was trained on, exit 0) and ignored --data. The run records its dataset's absolute path and
+// identity: a resume takes --data for a copy of that dataset and refuses any other.
+TEST(TrainerTest, AResumeIsOnTheRunsOwnDataset) {
+  testing::ScratchDir dir("resume_dataset");
+  const std::string copy = dir / "copy.ffr", other = dir / "other.ffr";
+  fs::copy(testing::TinyDataset(), copy, fs::copy_options::recursive);
+  fs::copy(testing::TinyDataset(), other, fs::copy_options::recursive);
+  std::string manifest = testing::ReadFileToString(other + "/dataset.yaml");
+  manifest.replace(manifest.find("created: "), 9, "created: 1999-");  // packed again, say
+  ASSERT_TRUE(testing::WriteStringToFile(other + "/dataset.yaml", manifest));
+
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "runs", 2), nullptr, &t).ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  ASSERT_TRUE(t->EndEpoch().ok());
+  ASSERT_FALSE(t->done());
+  TrainOptions resume;
+  resume.resume = t->summary().save_dir + "/weights/last.pt";
+  t.reset();
+
+  resume.data = other;
+  std::unique_ptr<Trainer> resumed;
+  ffr::Status s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find(other + " is another dataset"), std::string::npos) << s.message();
+  resume.data = copy;
+  s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  resumed.reset();
+  resume.data.clear();
+  s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// A corrupt image in the validation split ended the run after epoch 0 with no last.pt: the epoch's
+// training was lost. last.pt now resumes at the end of the epoch, which validates it again.
+TEST(TrainerTest, AFailedValidationKeepsTheEpochsTraining) {
+  testing::ScratchDir dir("failed_validation");
+  const std::string data = dir / "data.ffr";
+  fs::copy(testing::TinyDataset(), data, fs::copy_options::recursive);
+  const std::string shard = data + "/val2017/PART_00000.ffr";
+  const std::string good = testing::ReadFileToString(shard);
+  std::string bad = good;
+  bad.back() ^= 0x5a;  // the last sample's bytes: its CRC no longer matches
+  ASSERT_TRUE(testing::WriteStringToFile(shard, bad));
+  TrainOptions o = TinyTrainOptions(dir / "runs", 2);
+  o.data = data;
+  o.noval = false;
+  std::unique_ptr<Trainer> t;
+  ASSERT_TRUE(Trainer::Create(o, nullptr, &t).ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  const ffr::Status failed = t->EndEpoch();
+  EXPECT_TRUE(failed.IsCorruption()) << failed.ToString();
+  const std::string last = t->summary().save_dir + "/weights/last.pt";
+  t.reset();
+  CheckpointInfo info;
+  ASSERT_TRUE(ReadCheckpointInfo(last, &info).ok());
+  EXPECT_EQ(info.epoch, -1);
+  EXPECT_GT(info.next_batch, 0);
+
+  ASSERT_TRUE(testing::WriteStringToFile(shard, good));
+  TrainOptions resume;
+  resume.resume = last;
+  ASSERT_TRUE(Trainer::Create(resume, nullptr, &t).ok());
+  ASSERT_TRUE(t->RunEpoch().ok());
+  const ffr::Status validated = t->EndEpoch();
+  ASSERT_TRUE(validated.ok()) << validated.ToString();
+  ASSERT_EQ(t->summary().results.size(), 1u);
+  EXPECT_EQ(t->summary().results[0].epoch, 0);
+  EXPECT_GT(t->summary().results[0].val_box, 0) << "epoch 0 was validated";
+}
+
+// SIGTERM or Ctrl-C during the setup (a pixel cache build, the model) was kept silently until after
+// the first step: the setup stops at its next stage, saying so, and nothing is trained.
+TEST(TrainerTest, AStopDuringTheSetupEndsItSayingSo) {
+  testing::ScratchDir dir("stop_in_setup");
+  const TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  RequestTrainingStop();
+  std::unique_ptr<Trainer> t;
+  const ffr::Status s = Trainer::Create(o, nullptr, &t);
+  ClearTrainingStop();
+  EXPECT_TRUE(s.IsAborted()) << s.ToString();
+  EXPECT_NE(s.message().find("stopped before the run directory was made, during the setup: nothing was trained"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(t, nullptr);
 }
 
 // v7.0 reads --patience 0 as "never stop early" (`patience or inf`); it stopped after the first epoch.

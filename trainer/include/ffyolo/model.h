@@ -81,7 +81,9 @@ ParameterGroups SplitParameterGroups(const torch::nn::Module& model);
 
 // train.py's --freeze: one value N freezes layers 0..N-1, several values those layers; their
 // parameters stop training (requires_grad false; the optimizer still holds them, as v7.0's does).
-// Every other parameter trains. Returns the names of the frozen ones.
-std::vector<std::string> FreezeLayers(YoloModel* model, const std::vector<int>& freeze);
+// Every other parameter trains. *frozen gets the names of the frozen ones. Freezing every parameter
+// (--freeze 100 on a 25-layer model) is refused, the model left as it was: nothing would train, and
+// backward would fail with LibTorch's "element 0 of tensors does not require grad".
+ffr::Status FreezeLayers(YoloModel* model, const std::vector<int>& freeze, std::vector<std::string>* frozen);
 
 }  // namespace ffyolo
