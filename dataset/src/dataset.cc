@@ -28,9 +28,14 @@ Status Dataset::Open(const std::string& path, std::unique_ptr<Dataset>* out) {
   if (!env->FileExists(manifest_path))
     return Status::NotFound(root + ": no " + std::string(kManifestFile) +
                             " (not a packed dataset, or a pack that did not finish)");
+  std::unique_ptr<Dataset> d(new Dataset());
+  bool packing = false;
+  if (!env->TryLockFileShared(root + "/" + kDatasetLockFile, &d->in_use_, &packing).ok()) d->in_use_.reset();
+  if (packing)
+    return Status::Aborted(root + ": a pack is writing this dataset (it holds " + kDatasetLockFile +
+                           "); try again when it is done");
   std::string text;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(env, manifest_path, &text));
-  std::unique_ptr<Dataset> d(new Dataset());
   d->path_ = root;
   FFR_RETURN_IF_ERROR(Manifest::FromYaml(text, manifest_path, &d->manifest_));
   *out = std::move(d);

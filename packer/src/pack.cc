@@ -38,7 +38,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kStateFile[] = ".pack-state";
-constexpr char kLockFile[] = "LOCK";
 
 std::string NowIso8601() {
   const std::time_t t = std::time(nullptr);
@@ -614,14 +613,21 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
     if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
     FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
     const auto ours = [&](const std::string& name) {
-      return name == kLockFile || name == kStateFile || name == state_tmp || name == kManifestFile;
+      return name == kDatasetLockFile || name == kStateFile || name == state_tmp || name == kManifestFile;
     };
     if (!children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign();
   }
   FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
-  FFR_RETURN_IF_ERROR(env->LockFile(opt.output + "/" + kLockFile, lock));
+  const std::string lock_path = opt.output + "/" + kDatasetLockFile;
+  FFR_RETURN_IF_ERROR(env->TryLockFile(lock_path, lock));
+  if (*lock == nullptr) {
+    if (opt.on_message)
+      opt.on_message(opt.output + ": waiting for " + kDatasetLockFile + ", held by another pack or by a process " +
+                     "reading the dataset (yolo-train, yolo-val, ...)");
+    FFR_RETURN_IF_ERROR(env->LockFile(lock_path, lock));
+  }
   FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
-  children.erase(std::remove(children.begin(), children.end(), kLockFile), children.end());
+  children.erase(std::remove(children.begin(), children.end(), kDatasetLockFile), children.end());
   // A pack killed while it wrote its state file left the state's temporary
   // file and nothing else (shards come after the state): it starts afresh.
   if (children.size() == 1 && children[0] == state_tmp) {

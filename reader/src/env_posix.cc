@@ -489,11 +489,8 @@ Status Env::GetChildren(const std::string& dir, std::vector<std::string>* names)
 
 namespace {
 
-// flock(2) with `operation`; *lock stays null when LOCK_NB finds another holder.
-Status Flock(const std::string& path, int operation, std::unique_ptr<FileLock>* lock) {
-  lock->reset();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::FromErrno("create lock file " + path, errno);
+// flock(2) with `operation` on `fd` (closed unless locked); *lock stays null when LOCK_NB finds another holder.
+Status Flock(const std::string& path, int fd, int operation, std::unique_ptr<FileLock>* lock) {
   while (::flock(fd, operation) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;
@@ -505,12 +502,35 @@ Status Flock(const std::string& path, int operation, std::unique_ptr<FileLock>* 
   return Status::OK();
 }
 
+Status OpenLockFile(const std::string& path, int* fd) {
+  *fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  return *fd < 0 ? Status::FromErrno("create lock file " + path, errno) : Status::OK();
+}
+
 }  // namespace
 
-Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) { return Flock(path, LOCK_EX, lock); }
+Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+  lock->reset();
+  int fd = -1;
+  FFR_RETURN_IF_ERROR(OpenLockFile(path, &fd));
+  return Flock(path, fd, LOCK_EX, lock);
+}
 
 Status Env::TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
-  return Flock(path, LOCK_EX | LOCK_NB, lock);
+  lock->reset();
+  int fd = -1;
+  FFR_RETURN_IF_ERROR(OpenLockFile(path, &fd));
+  return Flock(path, fd, LOCK_EX | LOCK_NB, lock);
+}
+
+Status Env::TryLockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock, bool* held_elsewhere) {
+  lock->reset();
+  *held_elsewhere = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? Status::OK() : Status::FromErrno("open lock file " + path, errno);
+  FFR_RETURN_IF_ERROR(Flock(path, fd, LOCK_SH | LOCK_NB, lock));
+  *held_elsewhere = *lock == nullptr;
+  return Status::OK();
 }
 
 Status WriteFileAtomically(Env* env, const std::string& path, const std::string& data) {

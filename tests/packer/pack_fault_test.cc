@@ -117,6 +117,7 @@ TEST(PackFaultTest, EveryFailedWriteLeavesARefusedOrCompleteOutputThatResumes) {
         left.erase(".pack-state");
         ExpectSameTree(clean, left);
       }
+      d.reset();  // a reader holds the dataset's LOCK: the pack below would wait for it
 
       FaultyEnv no_faults;
       const Status rerun = Pack(options(out, &no_faults), &sum);
@@ -221,6 +222,7 @@ TEST(PackFaultTest, YoloPackKilledAtRandomMomentsLeavesARefusedOrCompleteOutputT
     }
     std::unique_ptr<Dataset> d;
     const Status open = Dataset::Open(out, &d);
+    d.reset();  // a reader holds the dataset's LOCK: the rerun below would wait for it
     if (open.ok()) {
       ++complete;
       auto left = ReadTree(out);

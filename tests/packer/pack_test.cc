@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -564,6 +565,38 @@ TEST(PackTest, TwoPacksIntoOneOutputTakeTurns) {
   std::unique_ptr<Dataset> d;
   ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &d).ok());
   EXPECT_EQ(d->manifest().splits[0].samples, 24);
+}
+
+// yolo-pack --force into a dataset a running yolo-train read replaced it, and the run's final
+// validation used the new data. A reader holds the dataset's LOCK shared: a pack waits for it,
+// saying so, and a dataset a pack is writing is not opened.
+TEST(PackTest, APackWaitsForTheProcessesReadingTheDataset) {
+  ScratchDir dir("in_use");
+  WriteCocoTree(dir / "src", "val", ThreeImages());
+  PackSummary sum;
+  ASSERT_TRUE(Pack(Options(dir / "src", dir / "out.ffr"), &sum).ok());
+  std::unique_ptr<Dataset> reading;
+  ASSERT_TRUE(Dataset::Open(dir / "out.ffr", &reading).ok());
+  PackOptions again = Options(dir / "src", dir / "out.ffr");
+  again.force = true;
+  std::atomic<bool> waiting{false}, done{false};
+  again.on_message = [&](const std::string& m) { waiting = waiting || m.find("waiting for LOCK") != std::string::npos; };
+  Status repacked;
+  std::thread pack([&] {
+    repacked = Pack(again, &sum);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(waiting.load());
+  EXPECT_FALSE(done.load()) << "the pack went on while the dataset was being read";
+  reading.reset();
+  pack.join();
+  EXPECT_TRUE(repacked.ok()) << repacked.ToString();
+
+  std::unique_ptr<ffr::FileLock> packing;
+  ASSERT_TRUE(ffr::Env::Default()->LockFile(dir / "out.ffr/LOCK", &packing).ok());
+  const Status s = Dataset::Open(dir / "out.ffr", &reading);
+  EXPECT_NE(s.message().find("a pack is writing this dataset"), std::string::npos) << s.ToString();
 }
 
 // --force empties the output before packing: an output that is, holds or lies

@@ -51,6 +51,27 @@ TEST(EnvTest, TryLockFileGivesNoLockWhileAnotherHolderHasIt) {
   EXPECT_NE(second, nullptr);
 }
 
+TEST(EnvTest, SharedLocksShareAndExcludeTheExclusiveOne) {
+  ffyolo::testing::ScratchDir dir("env_shared_lock");
+  const std::string path = dir / "LOCK";
+  std::unique_ptr<FileLock> a, b, exclusive;
+  bool held = true;
+  ASSERT_TRUE(Env::Default()->TryLockFileShared(path, &a, &held).ok());  // no file: no lock, not held
+  EXPECT_EQ(a, nullptr);
+  EXPECT_FALSE(held);
+  ASSERT_TRUE(Env::Default()->TryLockFile(path, &exclusive).ok());
+  ASSERT_TRUE(Env::Default()->TryLockFileShared(path, &a, &held).ok());
+  EXPECT_EQ(a, nullptr);
+  EXPECT_TRUE(held);
+  exclusive.reset();
+  ASSERT_TRUE(Env::Default()->TryLockFileShared(path, &a, &held).ok());
+  ASSERT_TRUE(Env::Default()->TryLockFileShared(path, &b, &held).ok());
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(b, nullptr);
+  ASSERT_TRUE(Env::Default()->TryLockFile(path, &exclusive).ok());
+  EXPECT_EQ(exclusive, nullptr) << "shared holders exclude the exclusive one";
+}
+
 TEST(EnvTest, LockFileInAMissingDirectoryNamesThePath) {
   ffyolo::testing::ScratchDir dir("env_lock_missing");
   std::unique_ptr<FileLock> lock;

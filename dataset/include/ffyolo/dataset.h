@@ -17,7 +17,9 @@ namespace ffyolo {
 
 class Dataset {
  public:
-  // Fails with a clear message when `path` is not a complete packed dataset.
+  // Fails with a clear message when `path` is not a complete packed dataset, or while a pack is
+  // writing it. The Dataset holds the dataset's LOCK shared for its life, so that a pack into it
+  // (yolo-pack --force) waits until no process reads it.
   static Status Open(const std::string& path, std::unique_ptr<Dataset>* out);
 
   const std::string& path() const { return path_; }
@@ -43,6 +45,7 @@ class Dataset {
  private:
   std::string path_;
   Manifest manifest_;
+  std::unique_ptr<ffr::FileLock> in_use_;  // null for a dataset without LOCK, or in a folder it cannot open
 };
 
 }  // namespace ffyolo

@@ -15,6 +15,8 @@ using ffr::Status;
 
 inline constexpr int kManifestVersion = 1;
 inline constexpr char kManifestFile[] = "dataset.yaml";
+// Held exclusively by a pack writing the dataset, shared by the processes reading it (Dataset).
+inline constexpr char kDatasetLockFile[] = "LOCK";
 inline constexpr char kLabelIndexFile[] = "labels.idx.zst";
 
 struct ShardInfo {

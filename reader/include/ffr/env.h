@@ -85,6 +85,10 @@ class Env {
   virtual Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
   // The same without waiting: OK with *lock null while another holder has it.
   virtual Status TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock);
+  // A shared lock on an existing `path` (opened read-only), without waiting: any number of shared
+  // holders, but none while a LockFile holder has it, which in turn waits for them. OK with *lock
+  // null when `path` does not exist or a LockFile holder has it (*held_elsewhere then true).
+  virtual Status TryLockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock, bool* held_elsewhere);
 };
 
 // Writes `data` to `path` atomically: a temporary name in the same directory,
