@@ -134,14 +134,16 @@ Status BenchDecodeBound(const Dataset& dataset, const LoaderBenchOptions& o, Alo
   };
   for (size_t i = 0; more(); ++i) {
     const std::string& r = records[i % records.size()];
+    const std::string sample = dataset.split_dir(split) + " sample " + std::to_string(i % records.size());
     RecordView v;
-    FFR_RETURN_IF_ERROR(RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), split, &v));
+    FFR_RETURN_IF_ERROR(RecordView::Parse(reinterpret_cast<const uint8_t*>(r.data()), r.size(), sample, &v));
     const cv::Size target = LoadResizeSize(static_cast<int>(v.width()), static_cast<int>(v.height()), o.img_size);
     cv::Mat img;
     int denominator = 1;
     DecodeOptions decode;
     if (o.decode_less) decode.min_w = target.width, decode.min_h = target.height;
-    FFR_RETURN_IF_ERROR(decoder.Decode(v.image_data(), v.image_size(), v.encoding(), split, decode, &img, &denominator));
+    FFR_RETURN_IF_ERROR(decoder.Decode(v.image_data(), v.image_size(), v.encoding(),
+                                       sample + " (" + std::string(v.file_name()) + ")", decode, &img, &denominator));
     ++decodes;
   }
   result->items = decodes;

@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "ffr/format.h"
+#include "ffr/reader.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/record.h"
 #include "ffyolo/loader_bench.h"
 #include "test_dataset.h"
 #include "testing/test_env.h"
@@ -67,6 +70,44 @@ TEST(LoaderBenchTest, BaselineWorkdirThatCannotBeCreatedIsAnError) {
     EXPECT_TRUE(s.IsIOError()) << workdir << ": " << s.ToString();
     EXPECT_NE(s.message().find(workdir + ": cannot "), std::string::npos) << s.message();
   }
+}
+
+// An image that does not decode stopped the decode-bound stage naming only the split.
+TEST(LoaderBenchTest, TheDecodeBoundNamesTheSampleThatFailed) {
+  testing::ScratchDir dir("bench_bad_image");
+  const std::string copy = dir / "data.ffr";
+  std::filesystem::copy(testing::PackedSyntheticDataset(), copy, std::filesystem::copy_options::recursive);
+  // Sample 1's JPEG loses its start marker; its CRC and the shard header are made to match.
+  const std::string shard = copy + "/train2017/PART_00000.ffr";
+  std::string data = testing::ReadFileToString(shard);
+  std::unique_ptr<ffr::Reader> reader;
+  ASSERT_TRUE(ffr::Reader::Open(shard, ffr::ReaderOptions(), &reader).ok());
+  ffr::ShardHeader header;
+  ASSERT_TRUE(ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(data.data()), 12 + 12 * reader->size(),
+                                    data.size(), true, &header)
+                  .ok());
+  RecordView record;
+  ASSERT_TRUE(RecordView::Parse(reinterpret_cast<const uint8_t*>(data.data()) + header.offsets[1],
+                                header.sample_size(1), "sample 1", &record)
+                  .ok());
+  const std::string name(record.file_name());
+  const size_t image = record.image_data() - reinterpret_cast<const uint8_t*>(data.data());
+  data[image] = data[image + 1] = 0;
+  std::vector<uint32_t> crcs = header.crcs;
+  crcs[1] = ffr::Crc32(data.data() + header.offsets[1], header.sample_size(1));
+  const std::string encoded =
+      ffr::EncodeShardHeader(crcs, std::vector<uint64_t>(header.offsets.begin(), header.offsets.end() - 1));
+  data.replace(0, encoded.size(), encoded);
+  ASSERT_TRUE(testing::WriteStringToFile(shard, data));
+
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(copy, &d).ok());
+  LoaderBenchOptions o;
+  o.img_size = 64;
+  BenchResult decode;
+  const ffr::Status s = BenchDecodeBound(*d, o, nullptr, &decode);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(copy + "/train2017 sample 1 (" + name + ")"), std::string::npos) << s.message();
 }
 
 TEST(LoaderBenchTest, AlongsideMeasurementsRunUntilStopped) {
