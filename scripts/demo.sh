@@ -3,7 +3,7 @@
 # pack it into ffr shards, verify every byte of it, print what it holds, draw a
 # grid of augmented training samples, train YOLOv5n on the CPU for a few epochs
 # and validate the best weights (Ultralytics table + COCO stats).
-# About 17 s an epoch on 2 vCPUs; 25 epochs reached mAP50 0.685 on 2026-11-24 (docs/bench.md; EPOCHS=2 for a quick look).
+# About 8 s an epoch on 2 vCPUs; 25 epochs reached mAP50 0.80 on 2026-11-27 (docs/bench.md; EPOCHS=2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
