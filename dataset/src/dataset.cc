@@ -29,9 +29,10 @@ Status Dataset::Open(const std::string& path, std::unique_ptr<Dataset>* out) {
     return Status::NotFound(root + ": no " + std::string(kManifestFile) +
                             " (not a packed dataset, or a pack that did not finish)");
   std::unique_ptr<Dataset> d(new Dataset());
+  // A LOCK that cannot be opened (no permission, no flock on the file system) is read without.
   bool packing = false;
-  if (!env->TryLockFileShared(root + "/" + kDatasetLockFile, &d->in_use_, &packing).ok()) d->in_use_.reset();
-  if (packing)
+  const Status locked = env->TryLockFileShared(root + "/" + kDatasetLockFile, &d->in_use_, &packing);
+  if (locked.ok() && packing)
     return Status::Aborted(root + ": a pack is writing this dataset (it holds " + kDatasetLockFile +
                            "); try again when it is done");
   std::string text;

@@ -54,8 +54,6 @@ std::string Manifest::ToYaml() const {
 
 namespace {
 
-// yaml-cpp keeps every pair of a map with a repeated key, and a lookup finds
-// the first: an edited manifest could hide a split or a shard that way.
 // Shard and label index names are joined to the split's folder: a path would
 // lead out of the dataset.
 Status PlainFileName(const std::string& name, const std::string& where) {

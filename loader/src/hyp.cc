@@ -74,7 +74,6 @@ const HypKey* FindKey(const std::string& name) {
   return nullptr;
 }
 
-
 // Shortest decimal that reads back as the same double, never in exponent form
 // (PyYAML reads 5e-04 as a string) and with a ".0" on whole numbers, as
 // Ultralytics' files write them (3.0, not 3).

@@ -1,11 +1,13 @@
 #include "ffyolo/detect_run.h"
 
+#include <strings.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <opencv2/imgproc.hpp>
@@ -316,13 +318,8 @@ ffr::Status DetectRun::Save(const Pending& p, DetectedImage* image) {
 
 // What detect.py reads besides files, folders and .txt lists; ffyolo does not.
 ffr::Status NotAFileSource(const std::string& source) {
-  const std::string lower = [&] {
-    std::string l = source;
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
-    return l;
-  }();
   for (const char* scheme : {"http://", "https://", "rtsp://", "rtmp://"})
-    if (lower.rfind(scheme, 0) == 0)
+    if (strncasecmp(source.c_str(), scheme, std::strlen(scheme)) == 0)
       return ffr::Status::NotSupported(source + ": URL sources are not supported; download the file first");
   if (source.find_first_of("*?[") != std::string::npos && !fs::exists(source))
     return ffr::Status::NotSupported(source + ": glob patterns are not supported; pass the folder, or a .txt "

@@ -197,8 +197,9 @@ ffr::Status FreezeLayers(YoloModel* model, const std::vector<int>& freeze, std::
   }
   frozen->clear();
   for (auto& p : parameters) {
-    p.value().set_requires_grad(!frozen_by(p.key()));
-    if (frozen_by(p.key())) frozen->push_back(p.key());
+    const bool freeze_it = frozen_by(p.key());
+    p.value().set_requires_grad(!freeze_it);
+    if (freeze_it) frozen->push_back(p.key());
   }
   return ffr::Status::OK();
 }

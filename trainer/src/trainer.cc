@@ -257,14 +257,14 @@ Status Trainer::State::SetUpDevice() {
 // directory exists.
 Status Trainer::State::OpenDataset() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
-  const std::string crc = dataset->ManifestCrc();
+  const std::string crc = dataset->ManifestCrc(), path = ResolvedPath(opt.data).string();
   if (!opt.resume.empty() && !opt.dataset_crc.empty() && crc != opt.dataset_crc)
     return Status::InvalidArgument(
         opt.resume + ": the run trained on " + opt.dataset_path + " (manifest CRC " + opt.dataset_crc + "); " +
-        opt.data + (ResolvedPath(opt.data).string() == opt.dataset_path ? " was packed again since" : " is another dataset") +
-        " (CRC " + crc + "), and resuming on it would not continue the run; resume on the run's own dataset (--data " +
-        "for one moved or copied)");
-  opt.dataset_path = ResolvedPath(opt.data).string();
+        opt.data + (path == opt.dataset_path ? " was packed again since" : " is another dataset") + " (CRC " + crc +
+        "), and resuming on it would not continue the run; resume on the run's own dataset (--data for one moved " +
+        "or copied)");
+  opt.dataset_path = path;
   opt.dataset_crc = crc;
   train_split = opt.train_split;
   FFR_RETURN_IF_ERROR(train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
