@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<ffyolo::Dataset> dataset;
   ffr::Status s = ffyolo::Dataset::Open(argv[1], &dataset);
   std::string split = argc > 2 ? argv[2] : "";
-  if (s.ok() && split.empty()) s = dataset->DefaultSplit(/*training=*/true, &split);
+  if (s.ok()) s = dataset->ResolveSplit(/*training=*/true, &split);
   const int repeats = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5;
   std::vector<double> ms;
   size_t samples = 0, boxes = 0;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<ffyolo::Dataset> dataset;
   ffr::Status s = ffyolo::Dataset::Open(argv[1], &dataset);
   std::string split;
-  if (s.ok()) s = dataset->DefaultSplit(true, &split);
+  if (s.ok()) s = dataset->ResolveSplit(true, &split);
   std::unique_ptr<ffr::Reader> reader;
   if (s.ok()) s = dataset->OpenReader(split, ffr::ReaderOptions(), &reader);
   ffr::ReadBuffer buffer;

@@ -26,8 +26,7 @@ int Fail(const Status& s) {
 // Opens the dataset and picks the split: `split` if given, else the default one.
 Status OpenSplit(const std::string& path, std::string* split, std::unique_ptr<ffyolo::Dataset>* dataset) {
   FFR_RETURN_IF_ERROR(ffyolo::Dataset::Open(path, dataset));
-  if (split->empty()) return (*dataset)->DefaultSplit(/*training=*/true, split);
-  return (*dataset)->CheckSplit(*split);
+  return (*dataset)->ResolveSplit(/*training=*/true, split);
 }
 
 int Info(const std::string& path, std::vector<std::string> splits, bool json) {
@@ -52,6 +51,7 @@ int Info(const std::string& path, std::vector<std::string> splits, bool json) {
   std::printf("%s: %zu classes, packed %s from %s (%s)%s\n", dataset->path().c_str(), m.names.size(),
               m.created.c_str(), m.source.c_str(), m.source_layout.c_str(),
               aligned ? (", samples aligned to " + align->second + " bytes").c_str() : "");
+  std::fputs(ffyolo::FormatRecordedSplits(m).c_str(), stdout);
   for (const ffyolo::SplitStats& split : stats) std::printf("\n%s", ffyolo::FormatSplitStats(split).c_str());
   return 0;
 }
@@ -172,13 +172,13 @@ int Main(int argc, char** argv) {
 
   CLI::App* ls = app.add_subcommand("ls", "One line per sample, from the label index");
   ls->add_option("dataset", path, "Packed dataset directory")->required();
-  ls->add_option("--split", split, "Split (default: the training split)");
+  ls->add_option("--split", split, "Split, or several joined by + (default: the training split)");
   ls->add_option("--limit", limit, "At most this many lines")->check(ffyolo::kNonNegative);
 
   CLI::App* cat = app.add_subcommand("cat", "A sample's metadata and boxes");
   cat->add_option("dataset", path, "Packed dataset directory")->required();
   CLI::Option* cat_index = cat->add_option("index", indices, "Sample index in the split")->expected(0, 1);
-  cat->add_option("--split", split, "Split (default: the training split)");
+  cat->add_option("--split", split, "Split, or several joined by + (default: the training split)");
   cat->add_option("--by-id", by_id, "The sample with this COCO image id")
       ->check(ffyolo::kNonNegative)
       ->excludes(cat_index);
@@ -186,7 +186,7 @@ int Main(int argc, char** argv) {
   CLI::App* extract = app.add_subcommand("extract", "Write samples' original images, YOLO labels and metadata");
   extract->add_option("dataset", path, "Packed dataset directory")->required();
   extract->add_option("index", indices, "Sample indices in the split")->required();
-  extract->add_option("--split", split, "Split (default: the training split)");
+  extract->add_option("--split", split, "Split, or several joined by + (default: the training split)");
   extract->add_option("-o,--output", out_dir, "Output directory")->required();
   bool force_extract = false;
   extract->add_flag("--force", force_extract, "Replace files of the same names in the output directory");

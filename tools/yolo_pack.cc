@@ -86,6 +86,7 @@ int Main(int argc, char** argv) {
                 split.name.c_str(), static_cast<long long>(split.samples), static_cast<long long>(split.boxes),
                 static_cast<long long>(split.crowd_boxes), static_cast<long long>(split.background),
                 static_cast<long long>(split.skipped), split.shards.size(), split.bytes / 1e6);
+  std::fputs(ffyolo::FormatRecordedSplits(summary.manifest).c_str(), stdout);
   std::printf("packed %lld images, %lld boxes, %lld background, %lld skipped, %lld warnings, %.1f MB in %.1f s "
               "(%.1f MB/s)%s -> %s\n",
               static_cast<long long>(summary.images), static_cast<long long>(summary.boxes),

@@ -165,8 +165,11 @@ int Main(int argc, char** argv) {
       ->expected(0, 1)
       ->default_str("ram")
       ->check(CLI::IsMember({"ram", "disk"}));
-  app.add_option("--train-split", o.train_split, "Training split (default: train*)");
-  app.add_option("--val-split", o.val_split, "Validation split (default: val*, else the training split)");
+  app.add_option("--train-split", o.train_split,
+                 "Training split, or several joined by + or , (default: the data YAML's train:, else train*)");
+  app.add_option("--val-split", o.val_split,
+                 "Validation split, or several joined by + or , (default: the data YAML's val:, else val*, else the "
+                 "training split)");
   app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");
   app.add_flag("--rect", o.rect, "rectangular training");
   app.add_flag("--image-weights", o.image_weights, "use weighted image selection for training");

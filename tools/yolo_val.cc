@@ -33,7 +33,8 @@ int Main(int argc, char** argv) {
                                         "weights (scripts/ultralytics_weights.py)");
   app.add_option("--predictions", predictions, "COCO results JSON to score instead of running a model")
       ->excludes(weights);
-  app.add_option("--split", o.split, "Split (default: val*, else the only split)");
+  app.add_option("--split", o.split,
+                 "Split, or several joined by + or , (default: the data YAML's val:, else val*, else the only split)");
   app.add_option("--img,--imgsz,--img-size", o.img_size, "Inference size (pixels)");
   app.add_option("--batch,--batch-size", o.batch_size, "Batch size");
   app.add_option("--conf-thres", o.conf_thres, "Confidence threshold")->check(ffyolo::kUnitInterval);
@@ -77,8 +78,7 @@ int Main(int argc, char** argv) {
     std::unique_ptr<ffyolo::Dataset> dataset;
     ffr::Status s = ffyolo::Dataset::Open(o.data, &dataset);
     std::string split = o.split;
-    if (s.ok() && split.empty()) s = dataset->DefaultSplit(false, &split);
-    if (s.ok()) s = dataset->CheckSplit(split);
+    if (s.ok()) s = dataset->ResolveSplit(/*training=*/false, &split);
     ffyolo::LabelIndex index;
     if (s.ok()) s = dataset->LoadLabelIndex(split, &index);
     std::vector<ffyolo::CocoDetection> dets;

@@ -57,11 +57,8 @@ class Stopwatch {
 };
 
 Status ResolveSplit(const Dataset& dataset, const LoaderBenchOptions& o, std::string* split) {
-  if (!o.split.empty()) {
-    *split = o.split;
-    return dataset.CheckSplit(o.split);
-  }
-  return dataset.DefaultSplit(!o.validation, split);
+  *split = o.split;
+  return dataset.ResolveSplit(!o.validation, split);
 }
 
 // Every record of the split, read once into memory (not timed).

@@ -1,8 +1,10 @@
 #include "ffyolo/dataset.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <unordered_set>
 #include <vector>
 
 #include "ffr/env.h"
@@ -50,7 +52,55 @@ std::string Dataset::ManifestCrc() const {
   return hex;
 }
 
-Status Dataset::DefaultSplit(bool training, std::string* split) const {
+namespace {
+
+std::string Join(const std::vector<std::string>& names, const std::string& separator) {
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : separator) + name;
+  return joined;
+}
+
+// Ultralytics sorts a data YAML's images by path: images/<split>/<file>, so by split name and '/'.
+void SortAsUltralytics(std::vector<std::string>* names) {
+  std::sort(names->begin(), names->end(), [](const std::string& a, const std::string& b) { return a + "/" < b + "/"; });
+}
+
+}  // namespace
+
+std::vector<std::string> SplitNames(const std::string& split) {
+  std::vector<std::string> names;
+  for (size_t begin = 0;;) {
+    const size_t end = split.find(kSplitSeparator, begin);
+    names.push_back(split.substr(begin, end - begin));
+    if (end == std::string::npos) return names;
+    begin = end + 1;
+  }
+}
+
+Status Dataset::ResolveSplit(bool training, std::string* split) const {
+  std::vector<std::string> names;
+  if (split->empty()) {
+    const std::vector<std::string>& recorded = training ? manifest_.train : manifest_.val;
+    if (!recorded.empty()) {
+      names = recorded;
+    } else {
+      names.emplace_back();
+      FFR_RETURN_IF_ERROR(GuessSplit(training, &names[0]));
+    }
+  } else {
+    std::string given = *split;
+    std::replace(given.begin(), given.end(), ',', kSplitSeparator);
+    names = SplitNames(given);
+  }
+  for (const std::string& name : names) FFR_RETURN_IF_ERROR(CheckSplit(name));
+  SortAsUltralytics(&names);
+  if (std::adjacent_find(names.begin(), names.end()) != names.end())
+    return Status::InvalidArgument(path_ + ": '" + *split + "' names a split twice");
+  *split = Join(names, std::string(1, kSplitSeparator));
+  return Status::OK();
+}
+
+Status Dataset::GuessSplit(bool training, std::string* split) const {
   const auto& splits = manifest_.splits;
   if (splits.empty()) return Status::NotFound(path_ + ": dataset has no split");
   if (splits.size() == 1) {
@@ -75,47 +125,78 @@ Status Dataset::DefaultSplit(bool training, std::string* split) const {
   std::string listed;
   for (const std::string& c : candidates) listed += (listed.empty() ? "" : ", ") + c;
   return Status::InvalidArgument(path_ + ": " + std::to_string(candidates.size()) + " splits could be the " +
-                                 (training ? "training" : "validation") + " split (" + listed + "); name the one to use (" +
-                                 flags + ")");
+                                 (training ? "training" : "validation") + " split (" + listed +
+                                 "); name the one to use, or several joined by '+' (" + flags + ")");
 }
 
 Status Dataset::CheckSplit(const std::string& split) const {
   if (manifest_.FindSplit(split) != nullptr) return Status::OK();
-  std::string have;
-  for (const SplitInfo& s : manifest_.splits) have += (have.empty() ? "" : ", ") + s.name;
-  return Status::NotFound(path_ + ": no split '" + split + "' (splits: " + have + ")");
+  std::vector<std::string> have;
+  for (const SplitInfo& s : manifest_.splits) have.push_back(s.name);
+  return Status::NotFound(path_ + ": no split '" + split + "' (splits: " + Join(have, ", ") + ")");
+}
+
+Status Dataset::Members(const std::string& split, std::vector<const SplitInfo*>* out) const {
+  out->clear();
+  for (const std::string& name : SplitNames(split)) {
+    FFR_RETURN_IF_ERROR(CheckSplit(name));
+    out->push_back(manifest_.FindSplit(name));
+  }
+  return Status::OK();
 }
 
 Status Dataset::OpenReader(const std::string& split, const ffr::ReaderOptions& options,
                            std::unique_ptr<ffr::Reader>* out) const {
-  FFR_RETURN_IF_ERROR(CheckSplit(split));
-  const SplitInfo* info = manifest_.FindSplit(split);
-  // A shard swapped for another pack's (with as many samples) would be read as this one's: its size,
-  // which the manifest records, tells it apart without reading it (yolo-ffr verify reads them all).
+  std::vector<const SplitInfo*> members;
+  FFR_RETURN_IF_ERROR(Members(split, &members));
+  // A shard swapped for another pack's (with as many samples) would be read as this one's: its size and
+  // its header's CRC, which the manifest records, tell it apart without reading it (verify reads them all).
   ffr::Env* env = options.env != nullptr ? options.env : ffr::Env::Default();
-  std::vector<std::string> shards;
-  for (const ShardInfo& s : info->shards) {
-    shards.push_back(split_dir(split) + "/" + s.file);
-    uint64_t size = 0;
-    if (s.bytes > 0 && env->GetFileSize(shards.back(), &size).ok() && size != s.bytes)
-      return Status::Corruption(shards.back() + ": " + std::to_string(size) + " bytes, the manifest lists " +
-                                std::to_string(s.bytes) + ": a damaged shard, or another pack's");
+  std::vector<std::string> paths;
+  std::vector<const ShardInfo*> shards;
+  int64_t samples = 0;
+  for (const SplitInfo* member : members) {
+    samples += member->samples;
+    for (const ShardInfo& s : member->shards) {
+      paths.push_back(split_dir(member->name) + "/" + s.file);
+      shards.push_back(&s);
+      uint64_t size = 0;
+      if (env->GetFileSize(paths.back(), &size).ok()) FFR_RETURN_IF_ERROR(s.CheckSize(paths.back(), size));
+    }
   }
-  FFR_RETURN_IF_ERROR(ffr::Reader::Open(shards, options, out));
-  if ((*out)->size() != info->samples)
+  FFR_RETURN_IF_ERROR(ffr::Reader::Open(paths, options, out));
+  if ((*out)->size() != samples)
     return Status::Corruption(split_dir(split) + ": shards hold " + std::to_string((*out)->size()) +
-                              " samples, the manifest says " + std::to_string(info->samples));
+                              " samples, the manifest says " + std::to_string(samples));
+  for (size_t k = 0; k < paths.size(); ++k)
+    FFR_RETURN_IF_ERROR(shards[k]->CheckHeader(paths[k], (*out)->shard_meta_crc(k)));
   return Status::OK();
 }
 
 Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out) const {
-  FFR_RETURN_IF_ERROR(CheckSplit(split));
-  const SplitInfo* info = manifest_.FindSplit(split);
-  FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(split_dir(split) + "/" + info->label_index, out));
-  const std::string where = split_dir(split) + "/" + info->label_index;
-  if (static_cast<int64_t>(out->size()) != info->samples)
+  std::vector<const SplitInfo*> members;
+  FFR_RETURN_IF_ERROR(Members(split, &members));
+  FFR_RETURN_IF_ERROR(LoadOneLabelIndex(*members[0], out));
+  if (members.size() == 1) return Status::OK();
+  std::unordered_set<int64_t> ids;
+  bool ids_collide = false;
+  for (size_t i = 0; i < out->size(); ++i) ids_collide |= !ids.insert(out->image_id(i)).second;
+  for (size_t m = 1; m < members.size(); ++m) {
+    LabelIndex next;
+    FFR_RETURN_IF_ERROR(LoadOneLabelIndex(*members[m], &next));
+    for (size_t i = 0; i < next.size(); ++i) ids_collide |= !ids.insert(next.image_id(i)).second;
+    out->Append(next);
+  }
+  if (ids_collide) out->NumberImagesInOrder();
+  return Status::OK();
+}
+
+Status Dataset::LoadOneLabelIndex(const SplitInfo& info, LabelIndex* out) const {
+  const std::string where = split_dir(info.name) + "/" + info.label_index;
+  FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(where, out));
+  if (static_cast<int64_t>(out->size()) != info.samples)
     return Status::Corruption(where + ": " + std::to_string(out->size()) + " samples, the manifest says " +
-                              std::to_string(info->samples));
+                              std::to_string(info.samples));
   // Everything downstream indexes the class names with these.
   const size_t nc = manifest_.names.size();
   for (size_t i = 0; i < out->size(); ++i) {

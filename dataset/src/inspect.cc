@@ -197,10 +197,10 @@ void SplitVerifier::OpenShards() {
     }
     uint64_t size = 0;
     Status s = env->GetFileSize(path, &size);
-    if (s.ok() && size != shard.bytes)
-      AddProblem(shard.file, -1, "",
-                 path + ": " + std::to_string(size) + " bytes, the manifest says " + std::to_string(shard.bytes) +
-                     (size < shard.bytes ? " (truncated)" : ""));
+    if (s.ok()) {
+      const Status same = shard.CheckSize(path, size);
+      if (!same.ok()) AddProblem(shard.file, -1, "", same.message());
+    }
     // Each shard alone first, so that one broken header does not hide the others.
     ffr::ReaderOptions header_only;
     header_only.backend = ffr::IoBackend::kPread;
@@ -214,6 +214,10 @@ void SplitVerifier::OpenShards() {
       AddProblem(shard.file, -1, "",
                  path + ": holds " + std::to_string(one->size()) + " samples, the manifest says " +
                      std::to_string(shard.samples));
+      continue;
+    }
+    if (const Status same = shard.CheckHeader(path, one->shard_meta_crc(0)); !same.ok()) {
+      AddProblem(shard.file, -1, "", same.message());
       continue;
     }
     good_shards_.push_back(k);
@@ -462,6 +466,8 @@ std::string SplitStatsToJson(const Dataset& dataset, const std::vector<SplitStat
   root["path"] = dataset.path();
   root["names"] = dataset.manifest().names;
   root["category_ids"] = dataset.manifest().category_ids;
+  root["train"] = dataset.manifest().train;  // the data YAML's lists ([] when not recorded)
+  root["val"] = dataset.manifest().val;
   Json& out = root["splits"] = Json::array();
   for (const SplitStats& s : splits) {
     Json classes = Json::array();

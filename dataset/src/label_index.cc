@@ -138,6 +138,33 @@ Status LabelIndex::SetEvalBoxes(std::vector<uint64_t> begin, std::vector<EvalBox
   return Status::OK();
 }
 
+void LabelIndex::Append(const LabelIndex& other) {
+  const bool eval = (size() == 0 || has_eval_boxes()) && other.has_eval_boxes();
+  const auto append = [](auto* to, const auto& from) { to->insert(to->end(), from.begin(), from.end()); };
+  append(&image_ids_, other.image_ids_);
+  append(&widths_, other.widths_);
+  append(&heights_, other.heights_);
+  append(&encodings_, other.encodings_);
+  append(&image_bytes_, other.image_bytes_);
+  append(&file_names_, other.file_names_);
+  const uint64_t boxes_before = boxes_.size();
+  for (size_t i = 1; i < other.box_begin_.size(); ++i) box_begin_.push_back(boxes_before + other.box_begin_[i]);
+  append(&boxes_, other.boxes_);
+  if (!eval) {
+    eval_begin_.clear();
+    eval_boxes_.clear();
+    return;
+  }
+  if (eval_begin_.empty()) eval_begin_.push_back(0);
+  const uint64_t eval_before = eval_boxes_.size();
+  for (size_t i = 1; i < other.eval_begin_.size(); ++i) eval_begin_.push_back(eval_before + other.eval_begin_[i]);
+  append(&eval_boxes_, other.eval_boxes_);
+}
+
+void LabelIndex::NumberImagesInOrder() {
+  for (size_t i = 0; i < image_ids_.size(); ++i) image_ids_[i] = static_cast<int64_t>(i) + 1;
+}
+
 RecordInfo LabelIndex::info(size_t i) const {
   RecordInfo r;
   r.encoding = encodings_[i];

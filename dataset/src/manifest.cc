@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <set>
 
 #include "ffyolo/yaml_parse.h"
@@ -12,6 +14,27 @@ const SplitInfo* Manifest::FindSplit(const std::string& name) const {
   for (const SplitInfo& s : splits)
     if (s.name == name) return &s;
   return nullptr;
+}
+
+Status CheckSplitName(const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find_first_of("/+,") != std::string::npos)
+    return Status::InvalidArgument("'" + name + "' cannot be a split's name ('/', '+' and ',' cannot be in it)");
+  return Status::OK();
+}
+
+Status ShardInfo::CheckSize(const std::string& path, uint64_t file_size) const {
+  if (bytes == 0 || file_size == bytes) return Status::OK();
+  return Status::Corruption(path + ": " + std::to_string(file_size) + " bytes, the manifest lists " +
+                            std::to_string(bytes) + (file_size < bytes ? " (truncated)" : "") +
+                            ": a damaged shard, or another pack's");
+}
+
+Status ShardInfo::CheckHeader(const std::string& path, uint32_t file_meta_crc) const {
+  if (meta_crc == 0 || file_meta_crc == meta_crc) return Status::OK();
+  char hex[48];
+  std::snprintf(hex, sizeof(hex), "%08" PRIx32 ", the manifest lists %08" PRIx32, file_meta_crc, meta_crc);
+  return Status::Corruption(path + ": its header's CRC is " + hex +
+                            ": another pack's shard of as many samples, or a damaged header");
 }
 
 std::string Manifest::ToYaml() const {
@@ -40,11 +63,15 @@ std::string Manifest::ToYaml() const {
     e << YAML::Key << "shards" << YAML::Value << YAML::BeginSeq;
     for (const ShardInfo& sh : s.shards) {
       e << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << sh.file << YAML::Key << "samples"
-        << YAML::Value << sh.samples << YAML::Key << "bytes" << YAML::Value << sh.bytes << YAML::EndMap;
+        << YAML::Value << sh.samples << YAML::Key << "bytes" << YAML::Value << sh.bytes;
+      if (sh.meta_crc != 0) e << YAML::Key << "meta_crc" << YAML::Value << sh.meta_crc;
+      e << YAML::EndMap;
     }
     e << YAML::EndSeq << YAML::EndMap;
   }
   e << YAML::EndMap;
+  if (!train.empty()) e << YAML::Key << "train" << YAML::Value << YAML::Flow << train;
+  if (!val.empty()) e << YAML::Key << "val" << YAML::Value << YAML::Flow << val;
   e << YAML::Key << "options" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : options) e << YAML::Key << k << YAML::Value << v;
   e << YAML::EndMap;
@@ -96,6 +123,8 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.name = kv.first.as<std::string>();
       const YAML::Node v = kv.second;
       const std::string split_where = where + ": split " + s.name;
+      if (const Status named = CheckSplitName(s.name); !named.ok())
+        return Status::Corruption(where + ": " + named.message());
       s.samples = v["samples"].as<int64_t>();
       s.boxes = v["boxes"].as<int64_t>(0);
       s.crowd_boxes = v["crowd_boxes"].as<int64_t>(0);
@@ -105,7 +134,8 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.label_index = v["label_index"].as<std::string>(kLabelIndexFile);
       FFR_RETURN_IF_ERROR(PlainFileName(s.label_index, split_where + ": label_index"));
       for (const auto& sh : v["shards"]) {
-        s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0)});
+        s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0),
+                            sh["meta_crc"].as<uint32_t>(0)});
         FFR_RETURN_IF_ERROR(PlainFileName(s.shards.back().file, split_where + ": shard"));
       }
       int64_t in_shards = 0;
@@ -117,6 +147,12 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       m.splits.push_back(std::move(s));
     }
     if (m.splits.empty()) return Status::Corruption(where + ": the manifest lists no splits");
+    for (const auto& [key, names] : {std::pair{"train", &m.train}, std::pair{"val", &m.val}}) {
+      if (const YAML::Node listed = root[key]) *names = listed.as<std::vector<std::string>>();
+      for (const std::string& name : *names)
+        if (m.FindSplit(name) == nullptr)
+          return Status::Corruption(where + ": " + key + " names split '" + name + "', which the manifest lacks");
+    }
     // Written last: without it, the file ends early (a split or more may be missing).
     const YAML::Node opts = root["options"];
     if (!opts || !opts.IsMap())
@@ -127,6 +163,16 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
   } catch (const YAML::Exception& e) {
     return Status::Corruption(where + ": " + e.what());
   }
+}
+
+std::string FormatRecordedSplits(const Manifest& m) {
+  std::string text;
+  for (const auto& [role, splits] : {std::pair{"train", &m.train}, std::pair{"val", &m.val}}) {
+    if (splits->empty()) continue;
+    text += (text.empty() ? "" : "; ") + std::string(role) + ":";
+    for (size_t k = 0; k < splits->size(); ++k) text += (k ? ", " : " ") + (*splits)[k];
+  }
+  return text.empty() ? text : text + " (the data YAML's, recorded at pack time)\n";
 }
 
 }  // namespace ffyolo

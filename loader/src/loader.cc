@@ -388,8 +388,7 @@ void Loader::Impl::Release(const Batch* batch) {
 
 Status Loader::Open(const Dataset& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* out) {
   std::string split = options.split;
-  if (split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(options.training, &split));
-  FFR_RETURN_IF_ERROR(dataset.CheckSplit(split));
+  FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &split));
   std::unique_ptr<Impl> impl(new Impl(options, split));
   FFR_RETURN_IF_ERROR(impl->Init(dataset));
   out->reset(new Loader(std::move(impl)));

@@ -143,8 +143,7 @@ struct CacheInputs {
 Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInputs* in) {
   if (opt.img_size <= 0) return Status::InvalidArgument("--img must be positive");
   in->split = opt.split;
-  if (in->split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(opt.training, &in->split));
-  FFR_RETURN_IF_ERROR(dataset.CheckSplit(in->split));
+  FFR_RETURN_IF_ERROR(dataset.ResolveSplit(opt.training, &in->split));
   ffr::ReaderOptions ro;
   ro.env = opt.env;
   FFR_RETURN_IF_ERROR(dataset.OpenReader(in->split, ro, &in->source));
@@ -463,7 +462,7 @@ Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, s
     return Status::OK();
   }
   std::string split = options.split;
-  if (split.empty()) FFR_RETURN_IF_ERROR(dataset.DefaultSplit(options.training, &split));
+  FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &split));
   *dir = dataset.path() + "/cache/" + split + "-" + std::to_string(options.img_size) + (options.training ? "" : "-val");
   return Status::OK();
 }

@@ -389,6 +389,7 @@ Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead
     FFR_RETURN_IF_ERROR(NoteShardNeed(s, begin, end));
     written->samples = finished.appended();
     written->bytes = finished.bytes();
+    written->meta_crc = finished.meta_crc();
     return Status::OK();
   });
 }
@@ -425,6 +426,7 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
   }
   for (; next < end; ++next) skipped_earlier(next);
   info->samples = reader->size();
+  info->meta_crc = reader->shard_meta_crc(0);
   return opt_.env->GetFileSize(path, &info->bytes);
 }
 
@@ -664,6 +666,8 @@ Status PackSplits(const PackOptions& opt, SourceDataset* source_dataset, const I
   m.source_layout = SourceLayoutName(source.layout);
   m.names = source.class_names;
   m.category_ids = source.category_ids;
+  m.train = source.train_splits;
+  m.val = source.val_splits;
   m.options = OptionsRecord(opt);
   for (size_t s = 0; s < source.splits.size(); ++s) {
     SplitInfo info;

@@ -3,11 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
 #include <filesystem>
 #include <set>
 #include <system_error>
 
 #include "ffr/env.h"
+#include "ffyolo/manifest.h"
 #include "ffyolo/yaml_parse.h"
 #include "source_layouts.h"
 
@@ -149,11 +153,18 @@ Status FindDataYaml(const std::string& root, const std::string& explicit_path, s
   return Status::OK();
 }
 
-// Reads `names` (a list, or a map 0..n-1 -> name), `nc` (must agree) and the
-// optional `category_ids`.
-Status ReadDataYaml(const std::string& path, std::vector<std::string>* names, std::vector<int>* category_ids) {
-  names->clear();
-  category_ids->clear();
+// What ffyolo takes from an Ultralytics data YAML.
+struct DataYaml {
+  std::vector<std::string> names;   // class index -> name
+  std::vector<int> category_ids;    // empty unless given
+  std::vector<std::string> train, val;  // the entries of train: and val:, as written
+};
+
+// Reads `names` (a list, or a map 0..n-1 -> name), `nc` (must agree), the
+// optional `category_ids`, and train: and val: (a path or a list of paths).
+Status ReadDataYaml(const std::string& path, DataYaml* yaml) {
+  std::vector<std::string>* names = &yaml->names;
+  std::vector<int>* category_ids = &yaml->category_ids;
   std::string text;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &text));
   YAML::Node root;
@@ -199,6 +210,17 @@ Status ReadDataYaml(const std::string& path, std::vector<std::string>* names, st
       if (std::set<int>(category_ids->begin(), category_ids->end()).size() != category_ids->size())
         return Status::InvalidArgument(path + ": category_ids has repeated ids");
     }
+    for (const auto& [key, entries] : {std::pair{"train", &yaml->train}, std::pair{"val", &yaml->val}}) {
+      const YAML::Node node = root[key];
+      if (node.IsScalar()) entries->push_back(node.as<std::string>());
+      for (size_t k = 0; node.IsSequence() && k < node.size(); ++k) {
+        if (!node[k].IsScalar())
+          throw YAML::Exception(node[k].Mark(), std::string("`") + key + "` entry is not a path");
+        entries->push_back(node[k].as<std::string>());
+      }
+      if (node && !node.IsNull() && !node.IsScalar() && !node.IsSequence())
+        throw YAML::Exception(node.Mark(), std::string("`") + key + "` is neither a path nor a list of paths");
+    }
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(path + ": cannot read data YAML: " + e.what());
   }
@@ -214,11 +236,109 @@ std::vector<int> DefaultCategoryIds(const std::vector<std::string>& names) {
   return ids;
 }
 
-Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& splits, const ScanOptions& options,
-                   SourceDataset* out) {
+// The splits one train:/val: entry of the data YAML names. A folder names the split it is
+// (images/<split>, or <split>, resolved as Ultralytics resolves it against the YAML's path: the source
+// root); a .txt names the splits of the images it lists, one a line (./images/<split>/<file>), and
+// must list each of them whole: ffyolo trains on whole splits, and training on images the list left
+// out would not be the data the user meant.
+Status SplitsOfEntry(const SourceDataset& source, const std::vector<std::string>& on_disk, const std::string& where,
+                     const std::string& entry, std::vector<std::string>* splits) {
+  std::string trimmed = entry;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const auto split_named = [&](const std::string& name) -> const SourceSplit* {
+    for (const SourceSplit& split : source.splits)
+      if (split.name == name) return &split;
+    return nullptr;
+  };
+  const auto left_out = [&](const std::string& name) {
+    return std::find(on_disk.begin(), on_disk.end(), name) != on_disk.end();
+  };
+  if (fs::path(trimmed).extension() != ".txt") {
+    const std::string name = fs::path(trimmed).filename().string();
+    if (split_named(name) == nullptr && !left_out(name))
+      return Status::InvalidArgument(where + "'" + entry + "' is not a split folder of " + source.root +
+                                     " (images/<split>/; splits: " + JoinNames(on_disk) + ")");
+    splits->push_back(name);
+    return Status::OK();
+  }
+  const std::string list = fs::path(trimmed).is_absolute() ? trimmed : source.root + "/" + trimmed;
+  std::string text;
+  const Status read = ffr::ReadFileToString(ffr::Env::Default(), list, &text);
+  if (!read.ok())
+    return Status::InvalidArgument(where + "cannot read the image list '" + entry + "': " + read.message());
+  std::map<std::string, std::set<std::string>> listed;  // split -> files below images/<split>/
+  size_t line_number = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++line_number;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) continue;
+    // The folder after the last "images" component that is a split: the file's split.
+    const fs::path path(line);
+    const std::vector<fs::path> parts(path.begin(), path.end());
+    size_t at = parts.size();
+    for (size_t k = 0; k + 2 < parts.size(); ++k)
+      if (parts[k] == "images" && (split_named(parts[k + 1].string()) || left_out(parts[k + 1].string()))) at = k + 1;
+    if (at == parts.size())
+      return Status::InvalidArgument(list + ": line " + std::to_string(line_number) + " (" + line +
+                                     ") is not an image under images/<split>/ of " + source.root);
+    fs::path file;
+    for (size_t k = at + 1; k < parts.size(); ++k) file /= parts[k];
+    listed[parts[at].string()].insert(file.string());
+  }
+  for (const auto& [name, files] : listed) {
+    splits->push_back(name);
+    const SourceSplit* split = split_named(name);
+    if (split == nullptr) continue;  // left out of this scan: its caller says so
+    std::set<std::string> have;
+    for (size_t i = 0; i < split->images.size(); ++i) have.insert(std::string(split->images.file_name(i)));
+    for (const std::string& file : files)
+      if (!have.count(file))
+        return Status::InvalidArgument(list + ": lists images/" + name + "/" + file + ", which is not an image there");
+    if (files.size() < have.size())
+      return Status::InvalidArgument(list + ": lists " + std::to_string(files.size()) + " of the " +
+                                     std::to_string(have.size()) + " images of images/" + name +
+                                     "/; ffyolo trains on whole splits: name the folder instead, or move the "
+                                     "images to train on into a split folder of their own");
+  }
+  return Status::OK();
+}
+
+// Source splits of the data YAML's train: and val: (DataYaml entries).
+Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const std::vector<std::string>& on_disk,
+                      SourceDataset* out) {
+  for (const auto& [key, entries, splits] :
+       {std::tuple{"train", &yaml.train, &out->train_splits}, std::tuple{"val", &yaml.val, &out->val_splits}}) {
+    const std::string where = yaml_path + ": " + key + ": ";
+    for (const std::string& entry : *entries) FFR_RETURN_IF_ERROR(SplitsOfEntry(*out, on_disk, where, entry, splits));
+    std::vector<std::string> sorted = *splits;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      return Status::InvalidArgument(where + "names split " + *twice + " twice");
+    std::vector<std::string> left;
+    for (const std::string& name : *splits)
+      if (std::none_of(out->splits.begin(), out->splits.end(), [&](const SourceSplit& s) { return s.name == name; }))
+        left.push_back(name);
+    if (!left.empty()) {
+      out->warnings.push_back(where + "names splits this pack leaves out (" + JoinNames(left) +
+                              "): not recorded; name the splits to use when training (--train-split, --val-split)");
+      splits->clear();
+    }
+  }
+  return Status::OK();
+}
+
+Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& on_disk,
+                   const std::vector<std::string>& splits, const ScanOptions& options, SourceDataset* out) {
   std::string yaml_path;
   FFR_RETURN_IF_ERROR(FindDataYaml(root, options.data_yaml, &yaml_path));
-  if (!yaml_path.empty()) FFR_RETURN_IF_ERROR(ReadDataYaml(yaml_path, &out->class_names, &out->category_ids));
+  DataYaml yaml;
+  if (!yaml_path.empty()) FFR_RETURN_IF_ERROR(ReadDataYaml(yaml_path, &yaml));
+  out->class_names = yaml.names;
+  out->category_ids = yaml.category_ids;
 
   int max_class = -1;
   for (const std::string& name : splits) {
@@ -237,6 +357,7 @@ Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& spli
                             " classes inferred from the labels, named by index, category ids 1..nc");
   }
   if (out->category_ids.empty()) out->category_ids = DefaultCategoryIds(out->class_names);
+  if (!yaml_path.empty()) FFR_RETURN_IF_ERROR(ReadSplitLists(yaml_path, yaml, on_disk, out));
   return Status::OK();
 }
 
@@ -272,6 +393,18 @@ Status ScanSource(const std::string& root_arg, const ScanOptions& options, Sourc
 
   SourceLayout layout = options.layout;
   if (layout == SourceLayout::kAuto) {
+    // Ultralytics' COCO tree: YOLO labels for every split, a JSON for val2017 only (for pycocotools).
+    // Either layout leaves something out: the user chooses.
+    std::vector<std::string> without_json;
+    for (const std::string& split : yolo_splits)
+      if (IsDirectory(root + "/labels/" + split) &&
+          std::find(coco_splits.begin(), coco_splits.end(), split) == coco_splits.end())
+        without_json.push_back(split);
+    if (!coco_splits.empty() && !without_json.empty())
+      return Status::InvalidArgument(
+          root + ": both layouts are here: COCO JSON for " + JoinNames(coco_splits) + ", YOLO labels for " +
+          JoinNames(without_json) + " too; choose one: --layout yolo packs every labelled split as Ultralytics "
+          "trains on it, --layout coco packs only " + JoinNames(coco_splits) + " with the JSON's annotations");
     if (!coco_splits.empty()) {
       layout = SourceLayout::kCocoJson;
     } else if (yolo_labelled) {
@@ -290,7 +423,10 @@ Status ScanSource(const std::string& root_arg, const ScanOptions& options, Sourc
   std::vector<std::string> splits;
   FFR_RETURN_IF_ERROR(SelectSplits(root, layout, layout == SourceLayout::kCocoJson ? coco_splits : yolo_splits,
                                    options.splits, &splits));
-  if (layout == SourceLayout::kYoloTxt) return ScanYoloTxt(root, splits, options, out);
+  for (const std::string& name : splits)
+    if (const Status named = CheckSplitName(name); !named.ok())
+      return Status::InvalidArgument(root + ": " + named.message() + "; rename that folder");
+  if (layout == SourceLayout::kYoloTxt) return ScanYoloTxt(root, yolo_splits, splits, options, out);
 
   for (const std::string& name : splits) {
     SourceSplit split;

@@ -217,6 +217,8 @@ uint64_t Reader::sample_size(int64_t index) const {
   return shards_[s].header.sample_size(local);
 }
 
+uint32_t Reader::shard_meta_crc(size_t shard) const { return shards_[shard].header.meta_crc; }
+
 uint32_t Reader::sample_crc(int64_t index) const {
   size_t s;
   int64_t local;

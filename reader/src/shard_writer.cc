@@ -1,5 +1,6 @@
 #include "ffr/shard_writer.h"
 
+#include "ffr/endian.h"
 #include "ffr/format.h"
 
 namespace ffr {
@@ -110,6 +111,7 @@ Status ShardWriter::Finish() {
   FFR_RETURN_IF_ERROR(file_->Sync());
   FFR_RETURN_IF_ERROR(file_->Close());
   FFR_RETURN_IF_ERROR(env_->RenameFile(tmp_path_, path_));
+  meta_crc_ = DecodeFixed32(reinterpret_cast<const uint8_t*>(header.data()));
   finished_ = true;
   const size_t slash = path_.find_last_of('/');
   return env_->SyncDir(slash == std::string::npos ? "." : path_.substr(0, slash == 0 ? 1 : slash));

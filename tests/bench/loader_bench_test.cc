@@ -12,6 +12,7 @@
 #include "ffyolo/record.h"
 #include "ffyolo/loader_bench.h"
 #include "test_dataset.h"
+#include "dataset/packed_coco128.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -99,6 +100,8 @@ TEST(LoaderBenchTest, TheDecodeBoundNamesTheSampleThatFailed) {
       ffr::EncodeShardHeader(crcs, std::vector<uint64_t>(header.offsets.begin(), header.offsets.end() - 1));
   data.replace(0, encoded.size(), encoded);
   ASSERT_TRUE(testing::WriteStringToFile(shard, data));
+  reader.reset();
+  testing::RecordShardHeaderInManifest(shard);
 
   std::unique_ptr<Dataset> d;
   ASSERT_TRUE(Dataset::Open(copy, &d).ok());

@@ -79,6 +79,24 @@ void BreakImageEnd(const std::string& shard, int64_t local) {
   const std::string encoded = ffr::EncodeShardHeader(crcs, offsets);
   data.replace(0, encoded.size(), encoded);
   ASSERT_TRUE(WriteStringToFile(shard, data));
+  RecordShardHeaderInManifest(shard);
+}
+
+void RecordShardHeaderInManifest(const std::string& shard) {
+  const fs::path path(shard);
+  const std::string manifest_path = path.parent_path().parent_path() / kManifestFile;
+  Manifest m;
+  ASSERT_TRUE(Manifest::FromYaml(ReadFileToString(manifest_path), manifest_path, &m).ok());
+  const std::string split = path.parent_path().filename().string(), file = path.filename().string();
+  bool found = false;
+  for (SplitInfo& s : m.splits)
+    for (ShardInfo& info : s.shards)
+      if (s.name == split && info.file == file) {
+        info.meta_crc = ReadShardHeader(shard).meta_crc;
+        found = true;
+      }
+  ASSERT_TRUE(found) << shard << " is not in " << manifest_path;
+  ASSERT_TRUE(WriteStringToFile(manifest_path, m.ToYaml()));
 }
 
 void EditLabelIndex(const std::string& split_dir, size_t sample,

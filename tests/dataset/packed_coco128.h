@@ -45,9 +45,13 @@ ffr::ShardHeader ReadShardHeader(const std::string& shard);
 void FlipByte(const std::string& path, uint64_t offset);
 
 // Replaces the last two bytes of sample `local`'s record (a JPEG's
-// end-of-image marker) with zeros and rewrites the sample's CRC and the
-// header to match: damage that only an image check can see.
+// end-of-image marker) with zeros and rewrites the sample's CRC, the
+// header and the manifest to match: damage that only an image check can see.
 void BreakImageEnd(const std::string& shard, int64_t local);
+
+// Records `shard`'s header CRC (DATA/<split>/PART_xxxxx.ffr) in DATA's manifest, as a pack of a
+// source holding the damage would have.
+void RecordShardHeaderInManifest(const std::string& shard);
 
 // Rewrites <split_dir>/labels.idx.zst with `edit` applied to sample
 // `sample`'s metadata and EvalBoxes (empty when the index has none).

@@ -18,6 +18,7 @@ namespace ffyolo {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
@@ -276,7 +277,7 @@ TEST_F(CocoJsonTest, ConvertsTheCocoConventions) {
   EXPECT_FLOAT_EQ(box.w, 8 / 40.0f);
   EXPECT_FLOAT_EQ(box.h, 6 / 30.0f);
   EXPECT_FLOAT_EQ(box.area, 40.5f);
-  ASSERT_EQ(ds_.warnings.size(), 1u);
+  ASSERT_EQ(ds_.warnings.size(), 1u) << ::testing::PrintToString(ds_.warnings);
   EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 1 annotations have a bbox without width or height"));
 
   // pycocotools' ground truth: every annotation as the JSON gives it, the empty one included.
@@ -436,7 +437,7 @@ TEST_F(CocoJsonTest, DuplicateAnnotationsArePackedAndWarnedAbout) {
                                        {"id": 7, "image_id": 1, "category_id": 1, "bbox": [1, 2, 10, 10]}]})")
                   .ok());
   EXPECT_EQ(ds_.splits[0].images[0].info.boxes.size(), 3u);
-  ASSERT_EQ(ds_.warnings.size(), 1u);
+  ASSERT_EQ(ds_.warnings.size(), 1u) << ::testing::PrintToString(ds_.warnings);
   EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 1 annotations repeat an earlier one"));
   EXPECT_THAT(ds_.warnings[0], HasSubstr("(the first: id 7)"));
 }
@@ -451,7 +452,7 @@ TEST_F(CocoJsonTest, ImagesNamingOneFileArePackedAndWarnedAbout) {
                        "categories": [{"id": 1, "name": "a"}], "annotations": []})")
                   .ok());
   EXPECT_EQ(ds_.splits[0].images.size(), 4u);
-  ASSERT_EQ(ds_.warnings.size(), 1u);
+  ASSERT_EQ(ds_.warnings.size(), 1u) << ::testing::PrintToString(ds_.warnings);
   EXPECT_THAT(ds_.warnings[0], HasSubstr("instances_train.json: 2 images name the file of an earlier image "
                                          "(the first: 'a.jpg', image ids 2 and 7)"));
 }
@@ -583,6 +584,105 @@ TEST_F(YoloTxtTest, ReadsImagesLabelsAndNames) {
   EXPECT_EQ(split.images[1].info.image_id, 2);
   EXPECT_TRUE(split.images[1].info.boxes.empty());
   EXPECT_TRUE(split.images[1].problem.ok());
+}
+
+// Ultralytics' VOC.yaml trains on four split folders and validates on a fifth; yolo-train took the
+// first train* split (4 of 16 images) without a word. The data YAML's lists are what the scan reports.
+class DataYamlSplitsTest : public YoloTxtTest {
+ protected:
+  void SetUp() override {
+    for (const std::string split : {"train2007", "train2012", "val2007", "val2012", "test2007"})
+      for (const std::string name : {"x.jpg", "y.jpg"}) {
+        WriteFile(dir_ / ("images/" + split + "/" + name), jpeg_);
+        WriteFile(dir_ / ("labels/" + split + "/" + name.substr(0, 1) + ".txt"), "0 0.5 0.5 0.2 0.2\n");
+      }
+  }
+  Status Scan(const std::string& yaml, ScanOptions options = ScanOptions()) {
+    WriteFile(dir_ / "data.yaml", "names: [thing]\n" + yaml);
+    return ScanSource(dir_.path(), options, &ds_);
+  }
+};
+
+TEST_F(DataYamlSplitsTest, ListsOfFoldersNameTheSplits) {
+  const Status s = Scan("path: ../datasets/VOC\ntrain:\n  - images/train2012\n  - images/train2007\n"
+                        "  - images/val2012/\n  - val2007\nval: images/test2007\ntest: images/test2007\n");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(ds_.train_splits, ElementsAre("train2012", "train2007", "val2012", "val2007"));
+  EXPECT_THAT(ds_.val_splits, ElementsAre("test2007"));
+}
+
+TEST_F(DataYamlSplitsTest, AnImageListNamesTheSplitsItListsWhole) {
+  WriteFile(dir_ / "train.txt", "./images/train2007/x.jpg\n./images/train2007/y.jpg\r\n" +
+                                    dir_.path() + "/images/train2012/x.jpg\n./images/train2012/y.jpg\n\n");
+  Status s = Scan("train: train.txt\nval: [images/test2007]\n");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_THAT(ds_.train_splits, ElementsAre("train2007", "train2012"));
+
+  // A list of part of a split: ffyolo would train on images the user left out.
+  WriteFile(dir_ / "train.txt", "./images/train2007/x.jpg\n");
+  s = Scan("train: train.txt\n");
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("train.txt: lists 1 of the 2 images of images/train2007/; ffyolo trains on whole "
+                                     "splits"));
+  WriteFile(dir_ / "train.txt", "./images/train2007/x.jpg\n./images/train2007/z.jpg\n");
+  s = Scan("train: train.txt\n");
+  EXPECT_THAT(s.message(), HasSubstr("lists images/train2007/z.jpg, which is not an image there"));
+  WriteFile(dir_ / "train.txt", "./pictures/x.jpg\n");
+  s = Scan("train: train.txt\n");
+  EXPECT_THAT(s.message(), HasSubstr("train.txt: line 1 (./pictures/x.jpg) is not an image under images/<split>/"));
+  s = Scan("train: missing.txt\n");
+  EXPECT_THAT(s.message(), HasSubstr("train: cannot read the image list 'missing.txt'"));
+}
+
+TEST_F(DataYamlSplitsTest, WhatIsNoSplitOrNamedTwiceIsRefused) {
+  Status s = Scan("train: images/train2099\n");
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("data.yaml: train: 'images/train2099' is not a split folder of " + dir_.path() +
+                                     " (images/<split>/; splits: test2007, train2007, train2012, val2007, val2012)"));
+  s = Scan("val: [images/val2007, val2007]\n");
+  EXPECT_THAT(s.message(), HasSubstr("data.yaml: val: names split val2007 twice"));
+  s = Scan("train: {a: b}\n");
+  EXPECT_THAT(s.message(), HasSubstr("`train` is neither a path nor a list of paths"));
+}
+
+// A pack of some splits (--splits) cannot record lists naming the others: they are dropped, saying so.
+TEST_F(DataYamlSplitsTest, ListsNamingSplitsLeftOutAreNotRecorded) {
+  ScanOptions options;
+  options.splits = {"test2007"};
+  const Status s = Scan("train: [images/train2007]\nval: images/test2007\n", options);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(ds_.train_splits.empty());
+  EXPECT_THAT(ds_.val_splits, ElementsAre("test2007"));
+  EXPECT_THAT(ds_.warnings, Contains(HasSubstr("train: names splits this pack leaves out (train2007): not recorded")));
+}
+
+// Ultralytics' COCO tree has YOLO labels for train2017 and val2017 and a JSON for val2017 only:
+// the automatic choice took the JSON and packed val2017 alone, which yolo-train then trained on.
+TEST_F(YoloTxtTest, BothLayoutsAtOnceAreAChoiceForTheUser) {
+  AddImage("a.jpg");
+  AddLabel("a", "0 0.5 0.5 0.2 0.2\n");
+  WriteFile(dir_ / "images/val/b.jpg", jpeg_);
+  WriteFile(dir_ / "labels/val/b.txt", "0 0.5 0.5 0.2 0.2\n");
+  WriteFile(dir_ / "annotations/instances_val.json",
+            R"({"images": [{"id": 1, "file_name": "b.jpg", "width": 8, "height": 8}], "annotations": [], )"
+            R"("categories": [{"id": 1, "name": "thing"}]})");
+  Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_THAT(s.message(),
+              HasSubstr("both layouts are here: COCO JSON for val, YOLO labels for train too; choose one"));
+  ASSERT_TRUE(ScanSource(dir_.path(), Layout(SourceLayout::kYoloTxt), &ds_).ok());
+  EXPECT_EQ(ds_.splits.size(), 2u);
+  ASSERT_TRUE(ScanSource(dir_.path(), Layout(SourceLayout::kCocoJson), &ds_).ok());
+  EXPECT_EQ(ds_.splits.size(), 1u);
+}
+
+TEST_F(YoloTxtTest, ASplitFolderNamedLikeASetIsRefused) {
+  AddImage("a.jpg");
+  WriteFile(dir_ / "images/a+b/c.jpg", jpeg_);
+  ASSERT_TRUE(fs::create_directories(dir_ / "labels/a+b"));
+  const Status s = ScanSource(dir_.path(), ScanOptions(), &ds_);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("'a+b' cannot be a split's name"));
 }
 
 TEST_F(YoloTxtTest, IntegerStemsAreImageIds) {

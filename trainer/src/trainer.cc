@@ -56,6 +56,16 @@ std::string Now() {
   return buf;
 }
 
+// The splits that `train` and `val` (Dataset::ResolveSplit's names) share, joined as a split name.
+std::string SplitsInBoth(const std::string& train, const std::string& val) {
+  const std::vector<std::string> trained = SplitNames(train);
+  std::string both;
+  for (const std::string& name : SplitNames(val))
+    if (std::find(trained.begin(), trained.end(), name) != trained.end())
+      both += (both.empty() ? "" : std::string(1, kSplitSeparator)) + name;
+  return both;
+}
+
 std::string ResumeHint(bool main_rank, const std::string& save_dir) {
   if (!main_rank) return " (rank 0 saved the checkpoint)";
   return "; continue with --resume " + save_dir + "/weights/last.pt";
@@ -267,12 +277,10 @@ Status Trainer::State::OpenDataset() {
   opt.dataset_path = path;
   opt.dataset_crc = crc;
   train_split = opt.train_split;
-  FFR_RETURN_IF_ERROR(train_split.empty() ? dataset->DefaultSplit(/*training=*/true, &train_split)
-                                          : dataset->CheckSplit(train_split));
+  FFR_RETURN_IF_ERROR(dataset->ResolveSplit(/*training=*/true, &train_split));
   val_split = opt.val_split;
-  if (!val_split.empty()) {
-    FFR_RETURN_IF_ERROR(dataset->CheckSplit(val_split));
-  } else if (const Status found = dataset->DefaultSplit(/*training=*/false, &val_split); found.IsNotFound()) {
+  const Status found = dataset->ResolveSplit(/*training=*/false, &val_split);
+  if (found.IsNotFound() && opt.val_split.empty()) {
     val_split = train_split;
   } else {
     FFR_RETURN_IF_ERROR(found);
@@ -451,8 +459,8 @@ Status Trainer::State::SetUpData() {
     maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
   }
   transfer = std::make_unique<BatchTransfer>(loader.get(), device);
-  if (val_split == train_split && main_rank)
-    Warn(opt.data + ": validating on the training split '" + val_split +
+  if (const std::string both = SplitsInBoth(train_split, val_split); !both.empty() && main_rank)
+    Warn(opt.data + ": validating on " + (both == val_split ? "the training split '" : "training split(s) '") + both +
          "': the scores are of images the model trains on (as Ultralytics' coco128 does)");
   Info("train: " + opt.data + " split '" + train_split + "', val: split '" + val_split + "'");
   ValidatorOptions& vo = validator_options;
@@ -783,6 +791,8 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
   start.start_epoch = s->position.epoch;
   start.first_batch = s->position.next_batch;
   start.batches_per_epoch = s->loader->batches_per_epoch();
+  start.train_split = s->train_split;
+  start.val_split = s->val_split;
   start.rank = s->rank;
   start.world_size = s->world;
   start.names = s->names;

@@ -30,7 +30,7 @@ ffr::Status ValidateWeights(const ValRunOptions& o, ValidationOutput* out, std::
   ValidatorOptions vo;
   vo.split = o.split;
   // No training split for want of a validation one: the score would be of the images the model learnt.
-  if (vo.split.empty()) FFR_RETURN_IF_ERROR(dataset->DefaultSplit(false, &vo.split));
+  FFR_RETURN_IF_ERROR(dataset->ResolveSplit(/*training=*/false, &vo.split));
   vo.img_size = o.img_size;
   vo.batch_size = o.batch_size;
   vo.workers = o.workers;

@@ -8,12 +8,16 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ffr/reader.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/manifest.h"
 
 namespace ffyolo {
+
+// The names of the splits a canonical split name holds: "train2007+train2012" -> {train2007, train2012}.
+std::vector<std::string> SplitNames(const std::string& split);
 
 class Dataset {
  public:
@@ -30,19 +34,31 @@ class Dataset {
   // move keeps it; a pack (even of the same source: the manifest says when) gives another.
   std::string ManifestCrc() const;
 
-  // The split a tool uses when the user names none: the only split, else the one
-  // whose name starts with "train" (training) or "val" (validation). NotFound when
-  // none does; InvalidArgument, listing them, when several do: never a guess.
-  Status DefaultSplit(bool training, std::string* split) const;
-  // Checks that `split` exists; the message lists the splits that do.
+  // The split a tool reads, as the user gave it in *split: one name, or several joined by '+' or ','
+  // (read as one split, in Ultralytics' order: by path, so by name); "" for the default: the data
+  // YAML's train: (training) or val: recorded at pack time, else the only split, else the one whose
+  // name starts with "train" or "val". NotFound when there is none; InvalidArgument, listing them,
+  // when several could be: never a guess. On success *split is the canonical name
+  // ("train2007+train2012") that OpenReader, LoadLabelIndex and pixel caches take.
+  Status ResolveSplit(bool training, std::string* split) const;
+  // Checks that `split` is one split of the dataset; the message lists the splits that are.
   Status CheckSplit(const std::string& split) const;
 
-  // A reader over the split's shards, in manifest order.
+  // A reader over the split's shards, in manifest order (a set's: split after split). Each shard is
+  // checked against the manifest (size, header CRC) without being read.
   Status OpenReader(const std::string& split, const ffr::ReaderOptions& options,
                     std::unique_ptr<ffr::Reader>* out) const;
+  // The split's label index (a set's: one after another; image ids that collide across the splits
+  // are numbered 1..n, see LabelIndex::NumberImagesInOrder).
   Status LoadLabelIndex(const std::string& split, LabelIndex* out) const;
 
  private:
+  // The old rule for a default split (see ResolveSplit).
+  Status GuessSplit(bool training, std::string* split) const;
+  // The splits of a canonical split name, checked.
+  Status Members(const std::string& split, std::vector<const SplitInfo*>* out) const;
+  Status LoadOneLabelIndex(const SplitInfo& split, LabelIndex* out) const;
+
   std::string path_;
   Manifest manifest_;
   std::unique_ptr<ffr::FileLock> in_use_;  // null for a dataset without LOCK, or in a folder it cannot open

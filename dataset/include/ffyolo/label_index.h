@@ -41,6 +41,12 @@ class LabelIndex {
   void Reserve(size_t samples, size_t boxes);
   // Appends the metadata of the next sample, whose record holds `image_bytes` bytes of image.
   void Add(const RecordInfo& info, uint64_t image_bytes);
+  // Appends every sample of `other` (the next split of a set of splits). EvalBoxes are kept when
+  // both have them, else dropped: evaluation then derives its boxes for all samples alike.
+  void Append(const LabelIndex& other);
+  // Gives the samples the image ids 1..size() in order: what a YOLO split without numeric file
+  // names gets, for a set of splits whose ids collide.
+  void NumberImagesInOrder();
   // Every sample's EvalBoxes (sources with a COCO JSON; others have none):
   // sample i's are boxes[begin[i], begin[i + 1]). Refused unless begin has
   // size() + 1 offsets, rising from 0 to boxes.size().

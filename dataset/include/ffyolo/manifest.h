@@ -23,6 +23,14 @@ struct ShardInfo {
   std::string file;  // relative to the split directory, e.g. "PART_00000.ffr"
   int64_t samples = 0;
   uint64_t bytes = 0;
+  // The shard header's CRC (docs/format.md), which covers every sample's CRC: the identity the shard
+  // and the manifest share. 0 when not recorded (manifests written before it was).
+  uint32_t meta_crc = 0;
+
+  // Whether the file at `path` is this shard, from its size (before it is opened) and from its
+  // header's CRC (once a reader has it): a damaged shard, or another pack's, is refused.
+  Status CheckSize(const std::string& path, uint64_t file_size) const;
+  Status CheckHeader(const std::string& path, uint32_t file_meta_crc) const;
 };
 
 struct SplitInfo {
@@ -37,6 +45,12 @@ struct SplitInfo {
   std::string label_index = kLabelIndexFile;
 };
 
+// Joins the names of a set of splits read as one ("train2007+train2012"): no split name holds it.
+inline constexpr char kSplitSeparator = '+';
+// A split is a folder of the dataset, named by the source's folder: refused when it could not be
+// one, or holds a character that joins split names ('+', ',').
+Status CheckSplitName(const std::string& name);
+
 struct Manifest {
   int version = kManifestVersion;
   std::string created;  // ISO 8601 UTC
@@ -45,6 +59,9 @@ struct Manifest {
   std::vector<std::string> names;  // class index -> name
   std::vector<int> category_ids;   // class index -> COCO category id
   std::vector<SplitInfo> splits;
+  // The splits the source's data YAML trains and validates on (its train: and val:, lists and .txt
+  // image lists read as the split folders they name), recorded at pack time; empty when it named none.
+  std::vector<std::string> train, val;
   std::map<std::string, std::string> options;  // how it was packed
 
   const SplitInfo* FindSplit(const std::string& name) const;
@@ -52,5 +69,9 @@ struct Manifest {
   // `where` names the file in error messages.
   static Status FromYaml(const std::string& text, const std::string& where, Manifest* out);
 };
+
+// "train: a, b; val: c (the data YAML's, recorded at pack time)\n", for the lists the manifest
+// records (Manifest::train, val); "" when it records none.
+std::string FormatRecordedSplits(const Manifest& manifest);
 
 }  // namespace ffyolo

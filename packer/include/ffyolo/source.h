@@ -149,6 +149,9 @@ struct SourceDataset {
   std::vector<std::string> class_names;  // class index -> name
   std::vector<int> category_ids;         // class index -> COCO category id
   std::vector<SourceSplit> splits;       // sorted by name
+  // The data YAML's train: and val: as the splits they name (see Manifest::train); empty when it
+  // names none, or names a split this scan leaves out (a warning says so).
+  std::vector<std::string> train_splits, val_splits;
   std::vector<std::string> warnings;     // things worth telling the user; not errors
 };
 

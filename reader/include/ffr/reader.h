@@ -73,6 +73,8 @@ class Reader {
   // The backend in use (never kAuto).
   IoBackend backend() const { return backend_; }
   const std::vector<std::string>& shard_paths() const { return paths_; }
+  // Shard `shard`'s header CRC (docs/format.md): what a manifest records to know the shard as its own.
+  uint32_t shard_meta_crc(size_t shard) const;
   // Which shard holds sample `index`, and the sample's position in it.
   void Locate(int64_t index, size_t* shard, int64_t* local) const;
   // A name for the sample in error messages: "<shard path> sample <local> (index <i>)".

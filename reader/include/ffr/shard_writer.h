@@ -76,6 +76,9 @@ class ShardWriter {
   int64_t skipped() const { return skipped_; }
   // The file's size so far (the whole shard after Finish).
   uint64_t bytes() const { return position_; }
+  // The header's CRC (docs/format.md) once Finish succeeded: it covers every sample's CRC and
+  // offset, so it tells this shard from another with as many samples (a manifest records it).
+  uint32_t meta_crc() const { return meta_crc_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -98,6 +101,7 @@ class ShardWriter {
   uint64_t position_;
   uint64_t written_back_;  // the file before this offset is being written back
   int64_t skipped_ = 0;
+  uint32_t meta_crc_ = 0;
   bool finished_ = false;
 };
 

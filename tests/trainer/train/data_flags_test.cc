@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/image_weights.h"
+#include "ffyolo/pack.h"
 #include "ffyolo/quad_collate.h"
 #include "ffyolo/random.h"
 #include "ffyolo/rect_batches.h"
@@ -23,6 +25,7 @@
 namespace ffyolo {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Runs ultralytics_data_reference.py MODE ARGS; the parsed OUT json when `out_json` is set.
@@ -187,6 +190,54 @@ TEST(DataFlagsTrainTest, RectTrainsOnRectBatches) {
   // Rect shapes at pad 0 never exceed --img (the loader tests check the shapes themselves).
   for (int size : r.sizes) EXPECT_LE(size, 128);
   EXPECT_NE(testing::ReadFileToString(summary.save_dir + "/opt.yaml").find("rect: true"), std::string::npos);
+}
+
+struct SplitRecorder : FlagRecorder {
+  std::string train_split, val_split;
+  void OnTrainStart(const TrainStart& s) override {
+    train_split = s.train_split;
+    val_split = s.val_split;
+  }
+};
+
+// A data YAML training on several folders (Ultralytics' VOC.yaml): yolo-train took the first train*
+// split without a word. The lists recorded at pack time are trained on, every image of them.
+TEST(DataFlagsTrainTest, TrainsOnEverySplitTheDataYamlLists) {
+  testing::ScratchDir dir("yaml_splits");
+  SyntheticOptions so;
+  so.output_dir = dir / "src";
+  so.train_images = 16;
+  so.val_images = 8;
+  so.train_split = "train2007";
+  so.val_split = "test2007";
+  so.num_classes = 3;
+  so.min_size = 96;
+  so.max_size = 128;
+  so.yolo_layout = true;
+  SyntheticSummary ss;
+  ASSERT_TRUE(GenerateSyntheticCoco(so, &ss).ok());
+  fs::remove_all(dir / "src/annotations");  // the Ultralytics tree alone
+  fs::copy(dir / "src/images/train2007", dir / "src/images/train2012");
+  fs::copy(dir / "src/labels/train2007", dir / "src/labels/train2012");
+  ASSERT_TRUE(testing::WriteStringToFile(dir / "src/data.yaml",
+                                         "train: [images/train2012, images/train2007]\nval: images/test2007\n"
+                                         "names: [a, b, c]\n"));
+  PackOptions po;
+  po.source = dir / "src";
+  po.output = dir / "voc.ffr";
+  PackSummary ps;
+  ASSERT_TRUE(Pack(po, &ps).ok());
+  EXPECT_EQ(ps.manifest.train, (std::vector<std::string>{"train2012", "train2007"}));
+
+  TrainOptions o = testing::TinyTrainOptions(dir / "runs", 1);
+  o.data = dir / "voc.ffr";
+  SplitRecorder r;
+  TrainSummary summary;
+  const ffr::Status s = Train(o, &r, &summary);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(r.train_split, "train2007+train2012");
+  EXPECT_EQ(r.val_split, "test2007");
+  EXPECT_EQ(r.sizes.size(), 4u);  // 32 images, batch 8: both training splits
 }
 
 TEST(DataFlagsTrainTest, SingleClsTrainsOneClassNamedItem) {

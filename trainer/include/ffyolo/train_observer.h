@@ -37,6 +37,8 @@ struct TrainStart {
   int rank = 0;
   int world_size = 1;
   std::vector<std::string> names;  // the dataset's classes
+  // The splits it trains and validates on: one, or several joined by '+' (Dataset::ResolveSplit).
+  std::string train_split, val_split;
 };
 
 struct TrainBatchEnd {
