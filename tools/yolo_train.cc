@@ -13,8 +13,7 @@
 #include "ffyolo/dataset_eval.h"
 #include "ffyolo/device.h"
 #include "ffyolo/flag_checks.h"
-#include "ffyolo/launcher.h"
-#include "ffyolo/numa_binding.h"
+#include "ffyolo/launch_policy.h"
 #include "ffyolo/progress.h"
 #include "ffyolo/train.h"
 #include "ffyolo/val_metrics.h"
@@ -27,25 +26,6 @@ constexpr int kExitStopped = 75;
 void OnStopSignal(int sig) {
   ffyolo::RequestTrainingStop();
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends it at once
-}
-
-// --bind-numa: one binding per local worker (GPU runs: the node of its GPU).
-ffr::Status PlanBindings(int local_world_size, bool cuda, const ffyolo::EnvMap& env,
-                         std::vector<ffyolo::NumaBinding>* plan) {
-  ffyolo::NumaPlanOptions po;
-  po.local_world_size = local_world_size;
-  po.allowed_cpus = ffyolo::AffinityCpus();
-  if (cuda) {
-    po.gpu_pci_ids = ffyolo::ListGpuPciIds(po.sysfs_root, env);
-    if (static_cast<int>(po.gpu_pci_ids.size()) < local_world_size)
-      return ffr::Status::InvalidArgument("--bind-numa: sysfs lists " + std::to_string(po.gpu_pci_ids.size()) +
-                                          " NVIDIA GPU(s) for " + std::to_string(local_world_size) + " workers");
-    po.gpu_pci_ids.resize(local_world_size);
-  }
-  std::string text;
-  FFR_RETURN_IF_ERROR(ffyolo::PlanNumaBinding(po, plan, &text));
-  std::printf("%s\n", text.c_str());
-  return ffr::Status::OK();
 }
 
 // train.py's console: the setup lines, a progress bar per epoch with the
@@ -213,43 +193,27 @@ int Main(int argc, char** argv) {
 
   ffyolo::DeviceSpec device;
   if (ffr::Status s = ffyolo::ParseDeviceSpec(o.device, &device); !s.ok()) return Fail("", s);
-  if (device.cuda.size() > 1 && nproc_opt->count() == 0) {
-    launch.nproc = static_cast<int>(device.cuda.size());  // Ultralytics would fall back to DataParallel here
-    std::printf("--device %s: one data-parallel worker per GPU (--nproc %d)\n", o.device.c_str(), launch.nproc);
-  }
-  const ffyolo::EnvMap env = ffyolo::CurrentEnvironment();
+  ffyolo::LaunchPolicy policy;
+  policy.flags = launch;
+  policy.nproc_given = nproc_opt->count() > 0;
+  policy.cuda_devices = device.cuda;
+  policy.cuda = !device.cpu && (!device.cuda.empty() || ffyolo::CudaDeviceCount() > 0);
+  policy.bind_numa = o.bind_numa;
+  policy.args.assign(argv, argv + argc);
+  policy.on_message = [](const std::string& message) {
+    std::printf("%s\n", message.c_str());
+    std::fflush(stdout);  // before the workers' lines
+  };
+  policy.on_launcher_message = [](const std::string& message) {
+    std::fprintf(stderr, "ffyolo launcher: %s\n", message.c_str());
+  };
   ffyolo::LaunchRole role;
-  ffyolo::DistEnv me;
-  ffr::Status launch_status = ffyolo::ResolveLaunch(launch, env, &role, &me);
-  if (!launch_status.ok()) return Fail("", launch_status);
-  const bool cuda = !device.cpu && (!device.cuda.empty() || ffyolo::CudaDeviceCount() > 0);
-  if (role == ffyolo::LaunchRole::kLauncher) {
-    ffyolo::LaunchOptions lo;
-    lo.args.assign(argv, argv + argc);
-    lo.job = me;
-    if (device.cuda.size() > 1) {  // rank r takes visible device r (device.h)
-      std::string visible;
-      for (int index : device.cuda) visible += (visible.empty() ? "" : ",") + std::to_string(index);
-      setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
-    }
-    if (o.bind_numa) {
-      ffr::Status s = PlanBindings(me.local_world_size, cuda, ffyolo::CurrentEnvironment(), &lo.bindings);
-      if (!s.ok()) return Fail("", s);
-      setenv("FFYOLO_NUMA_BOUND", "1", 1);  // the workers are bound before they start
-    }
-    std::fflush(stdout);
-    return ffyolo::LaunchWorkers(lo);
-  }
+  int launched_status = 0;
+  if (ffr::Status s = ffyolo::ApplyLaunchPolicy(policy, ffyolo::CurrentEnvironment(), &role, &o.dist, &launched_status);
+      !s.ok())
+    return Fail("", s);
+  if (role == ffyolo::LaunchRole::kLauncher) return launched_status;
   o.distributed = role == ffyolo::LaunchRole::kWorker;
-  o.dist = me;
-  if (o.bind_numa && env.count("FFYOLO_NUMA_BOUND") == 0) {
-    // Started by torchrun, srun or by hand: bind first thing, before any thread exists.
-    std::vector<ffyolo::NumaBinding> plan;
-    ffr::Status s = PlanBindings(me.local_world_size, cuda, env, &plan);
-    if (!s.ok()) return Fail("", s);
-    if (const int err = ffyolo::ApplyNumaBinding(plan.at(me.local_rank)); err != 0)
-      return Fail("--bind-numa: ", ffr::Status::FromErrno("binding rank " + std::to_string(me.rank), err));
-  }
   for (int sig : {SIGTERM, SIGUSR1, SIGINT}) std::signal(sig, OnStopSignal);
   ConsoleObserver console(!o.distributed || o.dist.rank == 0);
   ffyolo::TrainSummary result;

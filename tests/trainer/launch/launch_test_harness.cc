@@ -26,5 +26,6 @@ int main(int argc, char** argv) {
   options.args.assign(argv + 3, argv + argc);
   options.job = job;
   options.grace = std::chrono::milliseconds(std::atoi(argv[2]));
+  options.log = [](const std::string& message) { std::fprintf(stderr, "harness: %s\n", message.c_str()); };
   return ffyolo::LaunchWorkers(options);
 }

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <iostream>
 
 #include "cpu_list.h"
 #include "signal_pipe.h"
@@ -203,9 +202,7 @@ class WorkerGroup {
 }  // namespace
 
 int LaunchWorkers(const LaunchOptions& options) {
-  const auto log = options.log ? options.log : [](const std::string& message) {
-    std::cerr << "ffyolo launcher: " << message << "\n";
-  };
+  const auto log = options.log ? options.log : [](const std::string&) {};
   const int n = options.job.local_world_size;
   if (n < 1 || (!options.bindings.empty() && static_cast<int>(options.bindings.size()) != n)) {
     log("cannot start " + std::to_string(n) + " workers with " + std::to_string(options.bindings.size()) +

@@ -19,7 +19,7 @@ struct LaunchOptions {
   DistEnv job;                              // nnodes/node_rank/master; local_world_size = workers to start
   std::vector<NumaBinding> bindings;        // per local rank, applied in the child before exec; may be empty
   std::chrono::milliseconds grace{30000};   // SIGTERM -> SIGKILL grace
-  std::function<void(const std::string&)> log;  // launcher messages; unset: stderr
+  std::function<void(const std::string&)> log;  // launcher messages; unset: nothing is said
 };
 
 // Forks and execs job.local_world_size workers with the parent environment
