@@ -12,14 +12,19 @@ namespace ffyolo {
 
 namespace {
 
-// A row module of a non-Detect layer, one copy.
-std::shared_ptr<torch::nn::Module> MakeRowModule(const LayerArgs& args, const torch::nn::AnyModule& act) {
-  if (const auto* a = std::get_if<ConvArgs>(&args)) return Conv(*a, act).ptr();
-  if (const auto* a = std::get_if<BottleneckArgs>(&args)) return Bottleneck(*a, act).ptr();
-  if (const auto* a = std::get_if<C3Args>(&args)) return C3(*a, act).ptr();
-  if (const auto* a = std::get_if<SPPFArgs>(&args)) return SPPF(*a, act).ptr();
-  if (const auto* a = std::get_if<ConcatArgs>(&args)) return Concat(*a).ptr();
-  return Upsample(std::get<UpsampleArgs>(args)).ptr();
+// One copy of a row's module.
+std::shared_ptr<torch::nn::Module> MakeModule(const LayerArgs& args, const torch::nn::AnyModule& act) {
+  using Made = std::shared_ptr<torch::nn::Module>;
+  return std::visit(ForEachModule{
+                        [&](const ConvArgs& a) -> Made { return Conv(a, act).ptr(); },
+                        [&](const BottleneckArgs& a) -> Made { return Bottleneck(a, act).ptr(); },
+                        [&](const C3Args& a) -> Made { return C3(a, act).ptr(); },
+                        [&](const SPPFArgs& a) -> Made { return SPPF(a, act).ptr(); },
+                        [](const ConcatArgs& a) -> Made { return Concat(a).ptr(); },
+                        [](const UpsampleArgs& a) -> Made { return Upsample(a).ptr(); },
+                        [](const DetectArgs& a) -> Made { return Detect(a).ptr(); },
+                    },
+                    args);
 }
 
 // Distinct modules in pre-order, like Python's model.modules().
@@ -37,17 +42,15 @@ YoloModel::YoloModel(ModelConfig config) : config_(std::move(config)) {
   const torch::nn::AnyModule act = MakeActivation(config_.activation);
   rows_ = register_module("model", torch::nn::ModuleList());
   for (const LayerConfig& layer : config_.layers) {
-    if (const auto* detect_args = std::get_if<DetectArgs>(&layer.args)) {
-      detect_ = Detect(*detect_args);
+    std::shared_ptr<torch::nn::Module> module = MakeModule(layer.args, act);
+    if (auto detect = std::dynamic_pointer_cast<DetectImpl>(module)) {  // the last row, called directly
+      detect_ = Detect(detect);
       rows_->push_back(detect_);
       continue;
     }
-    std::shared_ptr<torch::nn::Module> module;
-    if (layer.copies == 1) {
-      module = MakeRowModule(layer.args, act);
-    } else {
-      std::vector<std::shared_ptr<torch::nn::Module>> copies;
-      for (int i = 0; i < layer.copies; ++i) copies.push_back(MakeRowModule(layer.args, act));
+    if (layer.copies > 1) {
+      std::vector<std::shared_ptr<torch::nn::Module>> copies{module};
+      for (int i = 1; i < layer.copies; ++i) copies.push_back(MakeModule(layer.args, act));
       module = Repeat(copies).ptr();
     }
     rows_->push_back(module);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <utility>
+#include <variant>
 
 #include "ffr/env.h"
 #include "ffyolo/config_path.h"
@@ -198,10 +200,19 @@ class RowParser {
   Status DoubleArg(size_t i, const char* name, double* value) const;
   // c1, c2 of the Conv family: args[0] scaled by the width multiple unless it is the output width.
   Status InOutChannels(const LayerConfig& layer, int64_t* c1, int64_t* c2) const;
-  Status ParseConvFamily(LayerConfig* layer);
-  Status ParseConcat(LayerConfig* layer);
-  Status ParseUpsample(LayerConfig* layer);
-  Status ParseDetect(LayerConfig* layer);
+  // The module named in the row, found among LayerArgs' alternatives from the I-th on.
+  template <size_t I = 0>
+  Status ParseModule(LayerConfig* layer);
+  // One per module: its arguments from args_, and the row's out_channels and args_text.
+  Status ParseArgs(LayerConfig* layer, ConvArgs* a);
+  Status ParseArgs(LayerConfig* layer, BottleneckArgs* a);
+  Status ParseArgs(LayerConfig* layer, C3Args* a);
+  Status ParseArgs(LayerConfig* layer, SPPFArgs* a);
+  Status ParseArgs(LayerConfig* layer, ConcatArgs* a);
+  Status ParseArgs(LayerConfig* layer, UpsampleArgs* a);
+  Status ParseArgs(LayerConfig* layer, DetectArgs* a);
+  // The Conv family's args_text and out_channels: c1, c2 and the rest of the row's arguments.
+  void ConvFamilyText(LayerConfig* layer, int64_t c1, int64_t c2, bool with_repeats) const;
 
   const YAML::Node node_;
   const ModelConfig& config_;
@@ -225,13 +236,23 @@ Status RowParser::Parse(LayerConfig* layer) {
   args_ = node_[3];
   if (!args_.IsSequence()) return Error("args must be a list");
 
-  const std::string& m = layer->module;
-  if (m == "Conv" || m == "Bottleneck" || m == "C3" || m == "SPPF") return ParseConvFamily(layer);
-  if (m == "Concat") return ParseConcat(layer);
-  if (m == "nn.Upsample") return ParseUpsample(layer);
-  if (m == "Detect") return ParseDetect(layer);
-  return Status::NotSupported(prefix_ + "unknown module '" + m +
-                              "' (supported: Conv, Bottleneck, C3, SPPF, Concat, nn.Upsample, Detect)");
+  return ParseModule(layer);
+}
+
+template <size_t I>
+Status RowParser::ParseModule(LayerConfig* layer) {
+  if constexpr (I == std::variant_size_v<LayerArgs>) {
+    return Status::NotSupported(prefix_ + "unknown module '" + layer->module + "' (supported: " + ModuleNames() +
+                                ")");
+  } else {
+    using Args = std::variant_alternative_t<I, LayerArgs>;
+    static_assert(kModuleName<Args> != nullptr, "a module needs its kModuleName");
+    if (layer->module != kModuleName<Args>) return ParseModule<I + 1>(layer);
+    Args args;
+    FFR_RETURN_IF_ERROR(ParseArgs(layer, &args));
+    layer->args = std::move(args);
+    return Status::OK();
+  }
 }
 
 Status RowParser::ParseFrom(LayerConfig* layer) {
@@ -306,91 +327,90 @@ Status RowParser::InOutChannels(const LayerConfig& layer, int64_t* c1, int64_t* 
   return Status::OK();
 }
 
-Status RowParser::ParseConvFamily(LayerConfig* layer) {
-  int64_t c1 = 0, c2 = 0;
-  FFR_RETURN_IF_ERROR(InOutChannels(*layer, &c1, &c2));
+void RowParser::ConvFamilyText(LayerConfig* layer, int64_t c1, int64_t c2, bool with_repeats) const {
   std::vector<std::string> items = {std::to_string(c1), std::to_string(c2)};
-  const std::string& m = layer->module;
-  if (m == "Conv") {
-    ConvArgs a;
-    a.c1 = c1, a.c2 = c2;
-    FFR_RETURN_IF_ERROR(MaxArgs(7, "Conv(c2, k, s, p, g, d, act)"));
-    FFR_RETURN_IF_ERROR(IntArg(1, "k", &a.k));
-    FFR_RETURN_IF_ERROR(IntArg(2, "s", &a.s));
-    if (args_.size() > 3 && !IsNone(args_[3]) && (!ReadInt(args_[3], &a.p) || a.p < 0))
-      return Error("args[3] (p) must be None or an integer >= 0");
-    FFR_RETURN_IF_ERROR(IntArg(4, "g", &a.g));
-    FFR_RETURN_IF_ERROR(IntArg(5, "d", &a.d));
-    FFR_RETURN_IF_ERROR(BoolArg(6, "act", &a.act));
-    if (a.k < 1 || a.s < 1 || a.g < 1 || a.d < 1 || c1 % a.g != 0 || c2 % a.g != 0)
-      return Error("Conv needs k, s, g, d >= 1 and channels divisible by g");
-    layer->args = a;
-  } else if (m == "Bottleneck") {
-    BottleneckArgs a;
-    a.c1 = c1, a.c2 = c2;
-    FFR_RETURN_IF_ERROR(MaxArgs(4, "Bottleneck(c2, shortcut, g, e)"));
-    FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a.shortcut));
-    FFR_RETURN_IF_ERROR(IntArg(2, "g", &a.g));
-    FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a.e));
-    if (!HiddenWidthOk(c2, a.g, a.e))
-      return Error("Bottleneck needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
-    layer->args = a;
-  } else if (m == "C3") {
-    C3Args a;
-    a.c1 = c1, a.c2 = c2, a.n = layer->repeats;
-    FFR_RETURN_IF_ERROR(MaxArgs(4, "C3(c2, shortcut, g, e)"));
-    FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a.shortcut));
-    FFR_RETURN_IF_ERROR(IntArg(2, "g", &a.g));
-    FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a.e));
-    if (!HiddenWidthOk(c2, a.g, a.e))
-      return Error("C3 needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
-    layer->args = a;
-    layer->copies = 1;
-    items.push_back(std::to_string(layer->repeats));
-  } else {
-    SPPFArgs a;
-    a.c1 = c1, a.c2 = c2;
-    FFR_RETURN_IF_ERROR(MaxArgs(2, "SPPF(c2, k)"));
-    FFR_RETURN_IF_ERROR(IntArg(1, "k", &a.k));
-    if (a.k < 1 || a.k % 2 == 0) return Error("SPPF needs an odd k");
-    if (c1 < 2) return Error("SPPF needs at least 2 input channels");
-    layer->args = a;
-  }
+  if (with_repeats) items.push_back(std::to_string(layer->repeats));
   for (size_t i = 1; i < args_.size(); ++i) items.push_back(PyRepr(args_[i]));
   layer->args_text = JoinRepr(items);
   layer->out_channels = c2;
+}
+
+Status RowParser::ParseArgs(LayerConfig* layer, ConvArgs* a) {
+  FFR_RETURN_IF_ERROR(InOutChannels(*layer, &a->c1, &a->c2));
+  FFR_RETURN_IF_ERROR(MaxArgs(7, "Conv(c2, k, s, p, g, d, act)"));
+  FFR_RETURN_IF_ERROR(IntArg(1, "k", &a->k));
+  FFR_RETURN_IF_ERROR(IntArg(2, "s", &a->s));
+  if (args_.size() > 3 && !IsNone(args_[3]) && (!ReadInt(args_[3], &a->p) || a->p < 0))
+    return Error("args[3] (p) must be None or an integer >= 0");
+  FFR_RETURN_IF_ERROR(IntArg(4, "g", &a->g));
+  FFR_RETURN_IF_ERROR(IntArg(5, "d", &a->d));
+  FFR_RETURN_IF_ERROR(BoolArg(6, "act", &a->act));
+  if (a->k < 1 || a->s < 1 || a->g < 1 || a->d < 1 || a->c1 % a->g != 0 || a->c2 % a->g != 0)
+    return Error("Conv needs k, s, g, d >= 1 and channels divisible by g");
+  ConvFamilyText(layer, a->c1, a->c2, false);
   return Status::OK();
 }
 
-Status RowParser::ParseConcat(LayerConfig* layer) {
-  ConcatArgs a;
+Status RowParser::ParseArgs(LayerConfig* layer, BottleneckArgs* a) {
+  FFR_RETURN_IF_ERROR(InOutChannels(*layer, &a->c1, &a->c2));
+  FFR_RETURN_IF_ERROR(MaxArgs(4, "Bottleneck(c2, shortcut, g, e)"));
+  FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a->shortcut));
+  FFR_RETURN_IF_ERROR(IntArg(2, "g", &a->g));
+  FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a->e));
+  if (!HiddenWidthOk(a->c2, a->g, a->e))
+    return Error("Bottleneck needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
+  ConvFamilyText(layer, a->c1, a->c2, false);
+  return Status::OK();
+}
+
+Status RowParser::ParseArgs(LayerConfig* layer, C3Args* a) {
+  FFR_RETURN_IF_ERROR(InOutChannels(*layer, &a->c1, &a->c2));
+  a->n = layer->repeats;
+  FFR_RETURN_IF_ERROR(MaxArgs(4, "C3(c2, shortcut, g, e)"));
+  FFR_RETURN_IF_ERROR(BoolArg(1, "shortcut", &a->shortcut));
+  FFR_RETURN_IF_ERROR(IntArg(2, "g", &a->g));
+  FFR_RETURN_IF_ERROR(DoubleArg(3, "e", &a->e));
+  if (!HiddenWidthOk(a->c2, a->g, a->e)) return Error("C3 needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
+  layer->copies = 1;  // C3 takes n itself
+  ConvFamilyText(layer, a->c1, a->c2, true);
+  return Status::OK();
+}
+
+Status RowParser::ParseArgs(LayerConfig* layer, SPPFArgs* a) {
+  FFR_RETURN_IF_ERROR(InOutChannels(*layer, &a->c1, &a->c2));
+  FFR_RETURN_IF_ERROR(MaxArgs(2, "SPPF(c2, k)"));
+  FFR_RETURN_IF_ERROR(IntArg(1, "k", &a->k));
+  if (a->k < 1 || a->k % 2 == 0) return Error("SPPF needs an odd k");
+  if (a->c1 < 2) return Error("SPPF needs at least 2 input channels");
+  ConvFamilyText(layer, a->c1, a->c2, false);
+  return Status::OK();
+}
+
+Status RowParser::ParseArgs(LayerConfig* layer, ConcatArgs* a) {
   FFR_RETURN_IF_ERROR(MaxArgs(1, "Concat(dimension)"));
-  FFR_RETURN_IF_ERROR(IntArg(0, "dimension", &a.dim));
-  if (a.dim != 1) return Error("Concat joins channels: dimension must be 1");
+  FFR_RETURN_IF_ERROR(IntArg(0, "dimension", &a->dim));
+  if (a->dim != 1) return Error("Concat joins channels: dimension must be 1");
   layer->out_channels = 0;
   for (int f : layer->from) layer->out_channels += Channels(f);
-  layer->args = a;
   layer->args_text = PyRepr(args_);
   return Status::OK();
 }
 
-Status RowParser::ParseUpsample(LayerConfig* layer) {
+Status RowParser::ParseArgs(LayerConfig* layer, UpsampleArgs* a) {
   FFR_RETURN_IF_ERROR(SingleInput(*layer));
-  UpsampleArgs a;
   FFR_RETURN_IF_ERROR(MaxArgs(3, "nn.Upsample(size, scale_factor, mode)"));
   if (args_.size() > 0 && !IsNone(args_[0])) return Error("nn.Upsample: only size None is supported");
-  if (args_.size() < 2 || !ReadDouble(args_[1], &a.scale_factor) || a.scale_factor <= 0)
+  if (args_.size() < 2 || !ReadDouble(args_[1], &a->scale_factor) || a->scale_factor <= 0)
     return Error("args[1] (scale_factor) must be a positive number");
   if (args_.size() > 2 && args_[2].Scalar() != "nearest")
     return Status::NotSupported(prefix_ + "nn.Upsample: only mode 'nearest' is supported");
   layer->out_channels = Channels(layer->from[0]);
-  layer->args = a;
   layer->args_text = PyRepr(args_);
   return Status::OK();
 }
 
-Status RowParser::ParseDetect(LayerConfig* layer) {
-  DetectArgs a;
+Status RowParser::ParseArgs(LayerConfig* layer, DetectArgs* out) {
+  DetectArgs& a = *out;
   if (args_.size() != 2) return Error("Detect takes [nc, anchors]");
   if (args_[0].IsScalar() && args_[0].Scalar() == "nc") {
     a.nc = config_.nc;
@@ -419,7 +439,6 @@ Status RowParser::ParseDetect(LayerConfig* layer) {
   }
   layer->out_channels = anchors.na() * (a.nc + 5);
   layer->args_text = JoinRepr({std::to_string(a.nc), AnchorsRepr(a.anchors), JoinRepr(ch_items)});
-  layer->args = std::move(a);
   return Status::OK();
 }
 
@@ -536,6 +555,19 @@ ffr::Status LoadModelConfig(const std::string& path, int64_t nc, ModelConfig* ou
   out->name = stem;
   return Status::OK();
 }
+
+namespace {
+
+template <size_t... I>
+std::string JoinModuleNames(std::index_sequence<I...>) {
+  std::string names;
+  ((names += std::string(I ? ", " : "") + kModuleName<std::variant_alternative_t<I, LayerArgs>>), ...);
+  return names;
+}
+
+}  // namespace
+
+std::string ModuleNames() { return JoinModuleNames(std::make_index_sequence<std::variant_size_v<LayerArgs>>()); }
 
 std::string ModelSizeText(double parameters) {
   // The count as an integer while int64 holds it exactly (a YAML's can be far more), else as 4.7e+30.

@@ -49,24 +49,29 @@ SPPFLayers LayersOf(const SPPFArgs& args) {
 }
 
 double ParameterCount(const LayerArgs& args) {
-  if (const auto* a = std::get_if<ConvArgs>(&args)) return ConvParameters(*a);
-  if (const auto* a = std::get_if<BottleneckArgs>(&args)) return BottleneckParameters(*a);
-  if (const auto* a = std::get_if<C3Args>(&args)) {
-    const C3Layers layers = LayersOf(*a);
-    return ConvParameters(layers.cv1) + ConvParameters(layers.cv2) + ConvParameters(layers.cv3) +
-           static_cast<double>(a->n) * BottleneckParameters(layers.m);
-  }
-  if (const auto* a = std::get_if<SPPFArgs>(&args)) {
-    const SPPFLayers layers = LayersOf(*a);
-    return ConvParameters(layers.cv1) + ConvParameters(layers.cv2);
-  }
-  if (const auto* a = std::get_if<DetectArgs>(&args)) {
-    const double outputs = static_cast<double>(a->anchors.at(0).size() / 2) * static_cast<double>(a->nc + 5);
-    double count = 0;
-    for (int64_t c : a->ch) count += (static_cast<double>(c) + 1) * outputs;  // weight and bias
-    return count;
-  }
-  return 0;  // Concat, nn.Upsample
+  return std::visit(ForEachModule{
+                        [](const ConvArgs& a) { return ConvParameters(a); },
+                        [](const BottleneckArgs& a) { return BottleneckParameters(a); },
+                        [](const C3Args& a) {
+                          const C3Layers layers = LayersOf(a);
+                          return ConvParameters(layers.cv1) + ConvParameters(layers.cv2) +
+                                 ConvParameters(layers.cv3) + static_cast<double>(a.n) * BottleneckParameters(layers.m);
+                        },
+                        [](const SPPFArgs& a) {
+                          const SPPFLayers layers = LayersOf(a);
+                          return ConvParameters(layers.cv1) + ConvParameters(layers.cv2);
+                        },
+                        [](const ConcatArgs&) { return 0.0; },
+                        [](const UpsampleArgs&) { return 0.0; },
+                        [](const DetectArgs& a) {
+                          const double outputs =
+                              static_cast<double>(a.anchors.at(0).size() / 2) * static_cast<double>(a.nc + 5);
+                          double count = 0;
+                          for (int64_t c : a.ch) count += (static_cast<double>(c) + 1) * outputs;  // weight and bias
+                          return count;
+                        },
+                    },
+                    args);
 }
 
 }  // namespace ffyolo

@@ -60,6 +60,36 @@ struct DetectArgs {
 using LayerArgs =
     std::variant<ConvArgs, BottleneckArgs, C3Args, SPPFArgs, ConcatArgs, UpsampleArgs, DetectArgs>;
 
+// Each module's name in a model YAML, as parse_model reads it: one per LayerArgs alternative (a
+// module without its name does not compile, see ModuleNames()).
+template <class Args>
+inline constexpr const char* kModuleName = nullptr;
+template <>
+inline constexpr const char* kModuleName<ConvArgs> = "Conv";
+template <>
+inline constexpr const char* kModuleName<BottleneckArgs> = "Bottleneck";
+template <>
+inline constexpr const char* kModuleName<C3Args> = "C3";
+template <>
+inline constexpr const char* kModuleName<SPPFArgs> = "SPPF";
+template <>
+inline constexpr const char* kModuleName<ConcatArgs> = "Concat";
+template <>
+inline constexpr const char* kModuleName<UpsampleArgs> = "nn.Upsample";
+template <>
+inline constexpr const char* kModuleName<DetectArgs> = "Detect";
+
+// "Conv, Bottleneck, ...": the modules a model YAML may name, in LayerArgs' order.
+std::string ModuleNames();
+
+// One overload per module for std::visit on LayerArgs: a module without its case does not compile.
+template <class... Cases>
+struct ForEachModule : Cases... {
+  using Cases::operator()...;
+};
+template <class... Cases>
+ForEachModule(Cases...) -> ForEachModule<Cases...>;
+
 // One row of the backbone or head.
 struct LayerConfig {
   int index = 0;
