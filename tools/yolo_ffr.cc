@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/cli.h"
@@ -196,6 +199,8 @@ int Main(int argc, char** argv) {
   CLI::App* show = app.add_subcommand("show", "Draw a grid of samples with their boxes and class names to a JPEG");
   show->add_option("dataset", path, "Packed dataset directory")->required();
   show->add_option("-o,--output", grid_path, "Output JPEG");
+  bool force_show = false;
+  show->add_flag("--force", force_show, "Replace the output JPEG if it is there");
   show->add_option("--split", show_options.split, "Split (default: train* with --augment, else val*)");
   show->add_flag("--augment", show_options.augment, "Training augmentation (mosaic, perspective, HSV, flips)");
   show->add_option("--seed", show_options.seed, "Augmentation seed");
@@ -236,6 +241,7 @@ int Main(int argc, char** argv) {
   if (show->parsed()) {
     std::unique_ptr<ffyolo::Dataset> dataset;
     Status st = ffyolo::CheckOutputApart("-o", grid_path, {{"dataset", path}});
+    if (st.ok()) st = ffyolo::CheckOutputFile("-o", grid_path, force_show, "--force");
     if (st.ok()) st = ffyolo::Dataset::Open(path, &dataset);
     if (st.ok()) st = ffyolo::RenderDatasetGrid(*dataset, show_options, grid_path);
     if (!st.ok()) return Fail(st);
@@ -249,17 +255,20 @@ int Main(int argc, char** argv) {
                            return Status::OK();
                          });
   if (Status st = ffyolo::CheckOutputApart("-o", out_dir, {{"dataset", path}}); !st.ok()) return Fail(st);
-  std::map<std::string, int64_t> written;  // image path -> the sample extracted there
+  // Every file the samples would write is checked before the first is written.
+  std::vector<std::pair<int64_t, std::vector<std::string>>> planned;
+  if (const int failed = ForEachRecord(path, split, indices, -1,
+                                       [&](const ffyolo::Manifest&, int64_t index, const ffyolo::RecordView& record) {
+                                         planned.emplace_back(index, std::vector<std::string>());
+                                         return ffyolo::ExtractedPaths(record, index, out_dir, &planned.back().second);
+                                       });
+      failed != 0)
+    return failed;
+  if (Status st = ffyolo::CheckExtractable(planned, force_extract); !st.ok()) return Fail(st);
+  std::set<int64_t> extracted;
   return ForEachRecord(path, split, indices, -1,
                        [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
-                         const auto [earlier, fresh] =
-                             written.emplace(ffyolo::ExtractedImagePath(record, out_dir), index);
-                         if (!fresh && earlier->second == index) return Status::OK();  // given twice
-                         if (!fresh)
-                           return Status::InvalidArgument(
-                               "samples " + std::to_string(earlier->second) + " and " + std::to_string(index) +
-                               " both extract to " + earlier->first + " (their file names share a base name); " +
-                               "extract them to separate folders");
+                         if (!extracted.insert(index).second) return Status::OK();  // given twice
                          std::string image;
                          FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, force_extract, &image));
                          std::printf("%s\n", image.c_str());

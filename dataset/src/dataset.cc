@@ -19,7 +19,13 @@ Status Dataset::Open(const std::string& path, std::unique_ptr<Dataset>* out) {
   const std::string manifest_path = root + "/" + kManifestFile;
   if (!env->IsDirectory(root)) {
     if (!env->FileExists(root)) return Status::NotFound(root + ": no such dataset directory");
-    const std::string extension = std::filesystem::path(root).extension().string();
+    const std::filesystem::path file(root);
+    const std::string extension = file.extension().string();
+    std::string text;
+    if (file.filename() == kManifestFile && ffr::ReadFileToString(env, root, &text).ok() &&
+        text.find("format: ffyolo-dataset") != std::string::npos)
+      return Status::InvalidArgument(root + ": the manifest of a packed dataset; pass its folder, " +
+                                     (file.has_parent_path() ? file.parent_path().string() : "."));
     if (extension == ".yaml" || extension == ".yml")
       return Status::InvalidArgument(root + ": a YAML file, where a packed dataset is expected: pack the tree "
                                             "it describes first (yolo-pack ROOT --data " + root +
@@ -193,7 +199,13 @@ Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out) const 
 
 Status Dataset::LoadOneLabelIndex(const SplitInfo& info, LabelIndex* out) const {
   const std::string where = split_dir(info.name) + "/" + info.label_index;
-  FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(where, out));
+  uint32_t crc = 0;
+  FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(where, out, &crc));
+  if (info.label_index_crc != 0 && crc != info.label_index_crc) {
+    char hex[48];
+    std::snprintf(hex, sizeof(hex), "%08" PRIx32 ", the manifest lists %08" PRIx32, crc, info.label_index_crc);
+    return Status::Corruption(where + ": its CRC is " + hex + ": another pack's label index, or a damaged one");
+  }
   if (static_cast<int64_t>(out->size()) != info.samples)
     return Status::Corruption(where + ": " + std::to_string(out->size()) + " samples, the manifest says " +
                               std::to_string(info.samples));

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -529,6 +530,10 @@ std::string FormatIndexEntry(const LabelIndex& index, size_t i) {
 }
 
 Status FindSampleByImageId(const Dataset& dataset, const std::string& split, int64_t image_id, int64_t* index) {
+  // A set's images may be numbered anew (Dataset::LoadLabelIndex), unlike its records: one split only.
+  if (split.find(kSplitSeparator) != std::string::npos)
+    return Status::InvalidArgument("--by-id: image ids belong to one split, and " + split +
+                                   " is several; name the split with --split");
   LabelIndex labels;
   FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split, &labels));
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -602,31 +607,45 @@ std::string_view ExtractedName(const RecordView& record) {
 
 }  // namespace
 
-std::string ExtractedImagePath(const RecordView& record, const std::string& dir) {
-  return dir + "/" + std::string(ExtractedName(record));
-}
-
-Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
-                     bool replace, std::string* image_path) {
+Status ExtractedPaths(const RecordView& record, int64_t index, const std::string& dir, std::vector<std::string>* paths) {
   const std::string_view name = ExtractedName(record);
   if (name.empty() || name == "." || name == "..")
     return Status::Corruption("sample " + std::to_string(index) + ": unusable file name '" +
                               std::string(record.file_name()) + "'");
   const size_t dot = name.rfind('.');
   const std::string stem(name.substr(0, dot == 0 || dot == std::string_view::npos ? name.size() : dot));
+  *paths = {dir + "/" + std::string(name), dir + "/" + stem + ".txt", dir + "/" + stem + ".json"};
+  return Status::OK();
+}
+
+Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
+                     bool replace, std::string* image_path) {
+  std::vector<std::string> paths;
+  FFR_RETURN_IF_ERROR(ExtractedPaths(record, index, dir, &paths));
+  FFR_RETURN_IF_ERROR(CheckExtractable({{index, paths}}, replace));
+  FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(dir));
+  *image_path = paths[0];
+  const std::string_view image(reinterpret_cast<const char*>(record.image_data()), record.image_size());
+  FFR_RETURN_IF_ERROR(WriteWholeFile(paths[0], image));
+  FFR_RETURN_IF_ERROR(WriteWholeFile(paths[1], YoloLabelText(record)));
+  return WriteWholeFile(paths[2], RecordMetadataJson(manifest, index, record));
+}
+
+Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::string>>>& samples, bool replace) {
   ffr::Env* env = ffr::Env::Default();
-  FFR_RETURN_IF_ERROR(env->CreateDirs(dir));
-  *image_path = ExtractedImagePath(record, dir);
-  const std::string labels = dir + "/" + stem + ".txt", metadata = dir + "/" + stem + ".json";
-  if (!replace)
-    for (const std::string& path : {*image_path, labels, metadata})
-      if (env->FileExists(path))
+  std::map<std::string, int64_t> written;  // path -> the sample extracted there
+  for (const auto& [index, paths] : samples)
+    for (const std::string& path : paths) {
+      const auto [earlier, fresh] = written.emplace(path, index);
+      if (!fresh && earlier->second != index)
+        return Status::InvalidArgument("samples " + std::to_string(earlier->second) + " and " +
+                                       std::to_string(index) + " both extract to " + path +
+                                       " (their file names share a stem); extract them to separate folders");
+      if (fresh && !replace && env->FileExists(path))
         return Status::AlreadyExists(path + " exists, and extracting sample " + std::to_string(index) +
                                      " would replace it; --force replaces it");
-  const std::string_view image(reinterpret_cast<const char*>(record.image_data()), record.image_size());
-  FFR_RETURN_IF_ERROR(WriteWholeFile(*image_path, image));
-  FFR_RETURN_IF_ERROR(WriteWholeFile(labels, YoloLabelText(record)));
-  return WriteWholeFile(metadata, RecordMetadataJson(manifest, index, record));
+    }
+  return Status::OK();
 }
 
 }  // namespace ffyolo

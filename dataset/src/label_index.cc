@@ -1,5 +1,7 @@
 #include "ffyolo/label_index.h"
 
+#include "ffr/format.h"
+
 #include <zstd.h>
 
 #include <algorithm>
@@ -298,15 +300,22 @@ Status LabelIndex::Decode(const std::string& data, const std::string& where, Lab
   return Status::OK();
 }
 
-Status LabelIndex::WriteFile(const std::string& path, ffr::Env* env) const {
-  return ffr::WriteFileAtomically(env, path, [this](ffr::WritableFile* file) {
-    return EncodeTo([file](std::string_view chunk) { return file->Append(chunk.data(), chunk.size()); });
-  });
+Status LabelIndex::WriteFile(const std::string& path, ffr::Env* env, uint32_t* crc) const {
+  uint32_t written = 0;
+  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, path, [this, &written](ffr::WritableFile* file) {
+    return EncodeTo([file, &written](std::string_view chunk) {
+      written = ffr::Crc32Extend(written, chunk.data(), chunk.size());
+      return file->Append(chunk.data(), chunk.size());
+    });
+  }));
+  if (crc != nullptr) *crc = written;
+  return Status::OK();
 }
 
-Status LabelIndex::ReadFile(const std::string& path, LabelIndex* out) {
+Status LabelIndex::ReadFile(const std::string& path, LabelIndex* out, uint32_t* crc) {
   std::string data;
   FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &data));
+  if (crc != nullptr) *crc = ffr::Crc32(data.data(), data.size());
   return Decode(data, path, out);
 }
 

@@ -60,6 +60,7 @@ std::string Manifest::ToYaml() const {
     e << YAML::Key << "skipped" << YAML::Value << s.skipped;
     e << YAML::Key << "bytes" << YAML::Value << s.bytes;
     e << YAML::Key << "label_index" << YAML::Value << s.label_index;
+    if (s.label_index_crc != 0) e << YAML::Key << "label_index_crc" << YAML::Value << s.label_index_crc;
     e << YAML::Key << "shards" << YAML::Value << YAML::BeginSeq;
     for (const ShardInfo& sh : s.shards) {
       e << YAML::Flow << YAML::BeginMap << YAML::Key << "file" << YAML::Value << sh.file << YAML::Key << "samples"
@@ -132,6 +133,7 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.skipped = v["skipped"].as<int64_t>(0);
       s.bytes = v["bytes"].as<uint64_t>(0);
       s.label_index = v["label_index"].as<std::string>(kLabelIndexFile);
+      s.label_index_crc = v["label_index_crc"].as<uint32_t>(0);
       FFR_RETURN_IF_ERROR(PlainFileName(s.label_index, split_where + ": label_index"));
       for (const auto& sh : v["shards"]) {
         s.shards.push_back({sh["file"].as<std::string>(), sh["samples"].as<int64_t>(), sh["bytes"].as<uint64_t>(0),

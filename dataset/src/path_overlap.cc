@@ -39,4 +39,15 @@ ffr::Status CheckOutputApart(const std::string& flag, const std::string& output,
   return ffr::Status::OK();
 }
 
+ffr::Status CheckOutputFile(const std::string& flag, const std::string& path, bool replace,
+                            const std::string& replace_flag) {
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (!fs::exists(status)) return ffr::Status::OK();
+  if (!fs::is_regular_file(fs::status(path, ec)))
+    return ffr::Status::AlreadyExists(flag + " " + path + " exists and is not a regular file; choose a file name");
+  if (replace) return ffr::Status::OK();
+  return ffr::Status::AlreadyExists(flag + " " + path + " exists; " + replace_flag + " replaces it");
+}
+
 }  // namespace ffyolo

@@ -528,7 +528,7 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   info_.shards = shards;
   FFR_RETURN_IF_ERROR(MoveEvalBoxesToIndex());
-  FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env));
+  FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env, &info_.label_index_crc));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
   summary_->background += info_.background;
@@ -696,6 +696,12 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   if (!align.ok()) return Status::InvalidArgument("--align: " + align.message());
   SourceDataset source;
   FFR_RETURN_IF_ERROR(ScanSource(opt.source, opt.scan, &source));
+  // A split folder may be a link out of the source tree: the output must not land in what it reads either.
+  for (const SourceSplit& split : source.splits)
+    FFR_RETURN_IF_ERROR(CheckOutputApart("output", opt.output,
+                                         {{"image folder of split " + split.name, split.images.image_dir()},
+                                          {"label folder of split " + split.name, split.images.label_dir()}},
+                                         /*output_emptied=*/true));
   // An empty split would pack "successfully" into a dataset nothing can train
   // or validate on, most likely from a wrong path or an unfinished download.
   for (const SourceSplit& split : source.splits)

@@ -12,6 +12,7 @@
 
 #include "ffr/env.h"
 #include "ffyolo/manifest.h"
+#include "ffyolo/path_overlap.h"
 #include "ffyolo/yaml_parse.h"
 #include "source_layouts.h"
 
@@ -220,6 +221,9 @@ Status ReadDataYaml(const std::string& path, DataYaml* yaml) {
       }
       if (node && !node.IsNull() && !node.IsScalar() && !node.IsSequence())
         throw YAML::Exception(node.Mark(), std::string("`") + key + "` is neither a path nor a list of paths");
+      // Given but empty, it names no images: Ultralytics stops there, and so does ffyolo.
+      if (node && (entries->empty() || std::find(entries->begin(), entries->end(), "") != entries->end()))
+        throw YAML::Exception(node.Mark(), std::string("`") + key + "` names no images");
     }
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(path + ": cannot read data YAML: " + e.what());
@@ -236,37 +240,47 @@ std::vector<int> DefaultCategoryIds(const std::vector<std::string>& names) {
   return ids;
 }
 
-// The splits one train:/val: entry of the data YAML names. A folder names the split it is
-// (images/<split>, or <split>, resolved as Ultralytics resolves it against the YAML's path: the source
-// root); a .txt names the splits of the images it lists, one a line (./images/<split>/<file>), and
-// must list each of them whole: ffyolo trains on whole splits, and training on images the list left
-// out would not be the data the user meant.
-Status SplitsOfEntry(const SourceDataset& source, const std::vector<std::string>& on_disk, const std::string& where,
+// A split folder the data YAML may name: a split of the source (scanned, or left out of this pack
+// by --splits: `scanned` null), and where its images are, resolved.
+struct SplitFolder {
+  std::string name;
+  fs::path folder;
+  const SourceSplit* scanned;
+};
+
+// The splits one train:/val: entry of the data YAML names, resolved against the source root (as
+// Ultralytics resolves them against the YAML's path:). A folder entry must be a split's image folder
+// (images/<split>); a .txt lists images one a line (relative lines against the list's folder, as
+// ./images/<split>/<file> in Ultralytics' lists) and names the splits they are in, each of which it
+// must list whole: ffyolo trains on whole splits, and images the list left out are not the data the
+// user meant. Anything outside the source's split folders is refused.
+Status SplitsOfEntry(const std::string& root, const std::vector<SplitFolder>& folders, const std::string& where,
                      const std::string& entry, std::vector<std::string>* splits) {
-  std::string trimmed = entry;
-  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
-  const auto split_named = [&](const std::string& name) -> const SourceSplit* {
-    for (const SourceSplit& split : source.splits)
-      if (split.name == name) return &split;
-    return nullptr;
+  const auto resolve = [&](const std::string& path) {
+    return ResolvedPath(fs::path(path).is_absolute() ? path : root + "/" + path);
   };
-  const auto left_out = [&](const std::string& name) {
-    return std::find(on_disk.begin(), on_disk.end(), name) != on_disk.end();
+  const auto names = [&] {
+    std::vector<std::string> all;
+    for (const SplitFolder& f : folders) all.push_back(f.name);
+    return JoinNames(all);
   };
-  if (fs::path(trimmed).extension() != ".txt") {
-    const std::string name = fs::path(trimmed).filename().string();
-    if (split_named(name) == nullptr && !left_out(name))
-      return Status::InvalidArgument(where + "'" + entry + "' is not a split folder of " + source.root +
-                                     " (images/<split>/; splits: " + JoinNames(on_disk) + ")");
-    splits->push_back(name);
-    return Status::OK();
+  if (fs::path(entry).extension() != ".txt") {
+    const fs::path folder = resolve(entry);
+    for (const SplitFolder& f : folders)
+      if (f.folder == folder) {
+        splits->push_back(f.name);
+        return Status::OK();
+      }
+    return Status::InvalidArgument(where + "'" + entry + "' is not the image folder of a split of " + root +
+                                   " (images/<split>/; splits: " + names() + ")");
   }
-  const std::string list = fs::path(trimmed).is_absolute() ? trimmed : source.root + "/" + trimmed;
+  const fs::path list = resolve(entry);
   std::string text;
-  const Status read = ffr::ReadFileToString(ffr::Env::Default(), list, &text);
+  const Status read = ffr::ReadFileToString(ffr::Env::Default(), list.string(), &text);
   if (!read.ok())
     return Status::InvalidArgument(where + "cannot read the image list '" + entry + "': " + read.message());
-  std::map<std::string, std::set<std::string>> listed;  // split -> files below images/<split>/
+  std::map<const SplitFolder*, std::set<std::string>> listed;  // split -> files below its folder
+  std::map<std::string, std::pair<const SplitFolder*, fs::path>> parents;  // a line's folder, resolved once
   size_t line_number = 0;
   for (size_t begin = 0; begin < text.size();) {
     size_t end = text.find('\n', begin);
@@ -276,44 +290,50 @@ Status SplitsOfEntry(const SourceDataset& source, const std::vector<std::string>
     ++line_number;
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
     if (line.empty()) continue;
-    // The folder after the last "images" component that is a split: the file's split.
-    const fs::path path(line);
-    const std::vector<fs::path> parts(path.begin(), path.end());
-    size_t at = parts.size();
-    for (size_t k = 0; k + 2 < parts.size(); ++k)
-      if (parts[k] == "images" && (split_named(parts[k + 1].string()) || left_out(parts[k + 1].string()))) at = k + 1;
-    if (at == parts.size())
-      return Status::InvalidArgument(list + ": line " + std::to_string(line_number) + " (" + line +
-                                     ") is not an image under images/<split>/ of " + source.root);
-    fs::path file;
-    for (size_t k = at + 1; k < parts.size(); ++k) file /= parts[k];
-    listed[parts[at].string()].insert(file.string());
+    const fs::path path = fs::path(line).is_absolute() ? fs::path(line) : list.parent_path() / line;
+    auto [at, fresh] = parents.emplace(path.parent_path().string(), std::pair<const SplitFolder*, fs::path>());
+    if (fresh) {
+      const fs::path parent = ResolvedPath(path.parent_path().string());
+      for (const SplitFolder& f : folders)
+        if (PathWithin(parent, f.folder)) at->second = {&f, parent.lexically_relative(f.folder)};
+    }
+    const auto& [split, below] = at->second;
+    if (split == nullptr)
+      return Status::InvalidArgument(list.string() + ": line " + std::to_string(line_number) + " (" + line +
+                                     ") is not an image in the image folder of a split of " + root + " (splits: " +
+                                     names() + ")");
+    listed[split].insert((below == "." ? path.filename() : below / path.filename()).string());
   }
-  for (const auto& [name, files] : listed) {
-    splits->push_back(name);
-    const SourceSplit* split = split_named(name);
-    if (split == nullptr) continue;  // left out of this scan: its caller says so
+  if (listed.empty()) return Status::InvalidArgument(where + "the image list '" + entry + "' lists no images");
+  for (const auto& [split, files] : listed) {
+    splits->push_back(split->name);
+    if (split->scanned == nullptr) continue;  // left out of this pack: its caller says so
+    const SourceImages& images = split->scanned->images;
     std::set<std::string> have;
-    for (size_t i = 0; i < split->images.size(); ++i) have.insert(std::string(split->images.file_name(i)));
+    for (size_t i = 0; i < images.size(); ++i) have.insert(std::string(images.file_name(i)));
     for (const std::string& file : files)
       if (!have.count(file))
-        return Status::InvalidArgument(list + ": lists images/" + name + "/" + file + ", which is not an image there");
+        return Status::InvalidArgument(list.string() + ": lists " + images.image_dir() + "/" + file +
+                                       ", which is not an image of split " + split->name);
     if (files.size() < have.size())
-      return Status::InvalidArgument(list + ": lists " + std::to_string(files.size()) + " of the " +
-                                     std::to_string(have.size()) + " images of images/" + name +
-                                     "/; ffyolo trains on whole splits: name the folder instead, or move the "
+      return Status::InvalidArgument(list.string() + ": lists " + std::to_string(files.size()) + " of the " +
+                                     std::to_string(have.size()) + " images of split " + split->name +
+                                     "; ffyolo trains on whole splits: name the folder instead, or move the "
                                      "images to train on into a split folder of their own");
   }
   return Status::OK();
 }
 
-// Source splits of the data YAML's train: and val: (DataYaml entries).
-Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const std::vector<std::string>& on_disk,
+// Source splits of the data YAML's train: and val: (DataYaml entries), given the folders of the
+// splits on disk.
+Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const std::vector<SplitFolder>& folders,
                       SourceDataset* out) {
   for (const auto& [key, entries, splits] :
        {std::tuple{"train", &yaml.train, &out->train_splits}, std::tuple{"val", &yaml.val, &out->val_splits}}) {
     const std::string where = yaml_path + ": " + key + ": ";
-    for (const std::string& entry : *entries) FFR_RETURN_IF_ERROR(SplitsOfEntry(*out, on_disk, where, entry, splits));
+    if (entries->empty()) continue;
+    for (const std::string& entry : *entries)
+      FFR_RETURN_IF_ERROR(SplitsOfEntry(out->root, folders, where, entry, splits));
     std::vector<std::string> sorted = *splits;
     std::sort(sorted.begin(), sorted.end());
     if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
@@ -329,6 +349,19 @@ Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const 
     }
   }
   return Status::OK();
+}
+
+// The folders of the splits on disk: each scanned split's image folder, and `left_out`'s under
+// `image_root` (root/images for YOLO sources).
+std::vector<SplitFolder> SplitFolders(const SourceDataset& source, const std::vector<std::string>& left_out,
+                                      const std::string& image_root) {
+  std::vector<SplitFolder> folders;
+  for (const SourceSplit& split : source.splits)
+    folders.push_back({split.name, ResolvedPath(split.images.image_dir()), &split});
+  for (const std::string& name : left_out)
+    if (std::none_of(source.splits.begin(), source.splits.end(), [&](const SourceSplit& s) { return s.name == name; }))
+      folders.push_back({name, ResolvedPath(image_root + "/" + name), nullptr});
+  return folders;
 }
 
 Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& on_disk,
@@ -357,7 +390,39 @@ Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& on_d
                             " classes inferred from the labels, named by index, category ids 1..nc");
   }
   if (out->category_ids.empty()) out->category_ids = DefaultCategoryIds(out->class_names);
-  if (!yaml_path.empty()) FFR_RETURN_IF_ERROR(ReadSplitLists(yaml_path, yaml, on_disk, out));
+  if (!yaml_path.empty())
+    FFR_RETURN_IF_ERROR(ReadSplitLists(yaml_path, yaml, SplitFolders(*out, on_disk, root + "/images"), out));
+  return Status::OK();
+}
+
+// A data YAML beside a COCO JSON tree (yolo-synth --yolo writes both; Ultralytics users pass theirs
+// with --data): its train:/val: are recorded as for YOLO sources. The classes come from the JSON, so
+// a YAML naming others is refused when given with --data (the user meant them) and only warned about
+// when found; a YAML found, not given, that names no split of the tree is warned about too.
+Status ReadCocoDataYaml(const ScanOptions& options, const std::vector<std::string>& on_disk, SourceDataset* out) {
+  std::string yaml_path;
+  FFR_RETURN_IF_ERROR(FindDataYaml(out->root, options.data_yaml, &yaml_path));
+  if (yaml_path.empty()) return Status::OK();
+  const bool given = !options.data_yaml.empty();
+  DataYaml yaml;
+  Status s = ReadDataYaml(yaml_path, &yaml);
+  if (s.ok() && yaml.names != out->class_names)
+    s = Status::InvalidArgument(yaml_path + ": its " + std::to_string(yaml.names.size()) +
+                                " class names are not the COCO JSON's " + std::to_string(out->class_names.size()) +
+                                " (" + JoinNames(out->class_names).substr(0, 200) +
+                                "), which are packed; pack the YOLO labels with --layout yolo to use the YAML's");
+  if (s.ok()) {
+    std::vector<SplitFolder> folders = SplitFolders(*out, {}, "");
+    for (const std::string& name : on_disk)  // splits left out of this pack: <split>/ or images/<split>/
+      if (std::none_of(out->splits.begin(), out->splits.end(), [&](const SourceSplit& x) { return x.name == name; }))
+        for (const std::string& folder : {out->root + "/" + name, out->root + "/images/" + name})
+          folders.push_back({name, ResolvedPath(folder), nullptr});
+    s = ReadSplitLists(yaml_path, yaml, folders, out);
+  }
+  if (s.ok() || given) return s;
+  out->train_splits.clear();
+  out->val_splits.clear();
+  out->warnings.push_back(s.message() + " (the YAML was found, not given: its lists are not recorded)");
   return Status::OK();
 }
 
@@ -433,7 +498,7 @@ Status ScanSource(const std::string& root_arg, const ScanOptions& options, Sourc
     FFR_RETURN_IF_ERROR(source_internal::ScanCocoJsonSplit(root, name, out, &split));
     out->splits.push_back(std::move(split));
   }
-  return Status::OK();
+  return ReadCocoDataYaml(options, coco_splits, out);
 }
 
 }  // namespace ffyolo

@@ -9,6 +9,7 @@
 
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
+#include "ffyolo/inspect.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -158,6 +159,24 @@ TEST(DatasetTest, ASetOfSplitsReadsAsOne) {
   // One split keeps its own ids.
   ASSERT_TRUE(d->LoadLabelIndex("two", &index).ok());
   EXPECT_EQ(index.image_id(0), 1);
+  // yolo-ffr cat --by-id found a set's new id and printed the record's own: ids are one split's.
+  int64_t found = -1;
+  const Status s = FindSampleByImageId(*d, split, 2, &found);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("image ids belong to one split"), std::string::npos) << s.message();
+  ASSERT_TRUE(FindSampleByImageId(*d, "two", 1, &found).ok());
+  EXPECT_EQ(found, 0);
+}
+
+// yolo-val --data DATA/dataset.yaml advised packing the tree the YAML describes with yolo-pack.
+TEST(DatasetTest, TheManifestGivenForItsFolderSaysToPassTheFolder) {
+  testing::ScratchDir dir("manifest_given");
+  const std::string path = DatasetOfSplits(dir, {"a"});
+  std::unique_ptr<Dataset> d;
+  const Status s = Dataset::Open(path + "/" + kManifestFile, &d);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("the manifest of a packed dataset; pass its folder, " + path), std::string::npos)
+      << s.message();
 }
 
 // A manifest whose train:/val: names a split it lacks is refused, as is a split name that would

@@ -550,6 +550,29 @@ TEST_F(InspectTest, AShardOfTheSameSizeButOtherSamplesIsRefused) {
   EXPECT_NE(Problems(Verify(copy)).find(path + ": its header's CRC is "), std::string::npos);
 }
 
+// A label index copied from another pack (same sample count) gave yolo-ffr info, ls and yolo-train
+// another dataset's boxes: its CRC, which the manifest records, tells it apart.
+TEST_F(InspectTest, ALabelIndexOfAnotherPackIsRefused) {
+  const std::string copy = Copy();
+  const std::string index_path = copy + "/" + kCocoSplit + "/" + kLabelIndexFile;
+  LabelIndex index;
+  ASSERT_TRUE(LabelIndex::ReadFile(index_path, &index).ok());
+  LabelIndex other;
+  for (size_t i = 0; i < index.size(); ++i) {
+    RecordInfo info = index.info(i);
+    if (i == 0) info.boxes.clear();
+    other.Add(info, index.image_bytes(i));
+  }
+  ASSERT_TRUE(other.WriteFile(index_path).ok());
+  std::unique_ptr<Dataset> dataset;
+  ASSERT_TRUE(Dataset::Open(copy, &dataset).ok());
+  LabelIndex loaded;
+  const Status s = dataset->LoadLabelIndex(kCocoSplit, &loaded);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(s.message().find(index_path + ": its CRC is "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("another pack's label index"), std::string::npos) << s.message();
+}
+
 // Extracting into a folder of labelled images overwrote the user's own label file (a polygon) with a
 // box: a file of the same name is refused, untouched, unless replacing is asked for.
 TEST_F(InspectTest, ExtractRefusesToReplaceAFileUnlessAsked) {

@@ -120,7 +120,16 @@ void EditLabelIndex(const std::string& split_dir, size_t sample,
   if (original.has_eval_boxes()) {
     ASSERT_TRUE(rewritten.SetEvalBoxes(std::move(eval_begin), std::move(all_eval)).ok());
   }
-  ASSERT_TRUE(rewritten.WriteFile(path).ok());
+  uint32_t crc = 0;
+  ASSERT_TRUE(rewritten.WriteFile(path, ffr::Env::Default(), &crc).ok());
+  // As a pack of labels saying so would have recorded it.
+  const fs::path split(split_dir);
+  const std::string manifest_path = split.parent_path() / kManifestFile;
+  Manifest m;
+  ASSERT_TRUE(Manifest::FromYaml(ReadFileToString(manifest_path), manifest_path, &m).ok());
+  for (SplitInfo& info : m.splits)
+    if (info.name == split.filename().string()) info.label_index_crc = crc;
+  ASSERT_TRUE(WriteStringToFile(manifest_path, m.ToYaml()));
 }
 
 void ShiftIndexedBox(const std::string& split_dir, size_t sample, float dx) {

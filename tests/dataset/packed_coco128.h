@@ -54,7 +54,8 @@ void BreakImageEnd(const std::string& shard, int64_t local);
 void RecordShardHeaderInManifest(const std::string& shard);
 
 // Rewrites <split_dir>/labels.idx.zst with `edit` applied to sample
-// `sample`'s metadata and EvalBoxes (empty when the index has none).
+// `sample`'s metadata and EvalBoxes (empty when the index has none), and
+// records its CRC in the dataset's manifest.
 void EditLabelIndex(const std::string& split_dir, size_t sample,
                     const std::function<void(RecordInfo*, std::vector<EvalBox>*)>& edit);
 

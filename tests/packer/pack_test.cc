@@ -651,6 +651,21 @@ TEST(PackTest, OutputOverlappingAnInputIsRefusedEvenForced) {
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+// A split folder that is a link out of the source: the pack wrote its dataset inside the images it read.
+TEST(PackTest, OutputInsideASplitFolderReachedThroughALinkIsRefused) {
+  ScratchDir dir("split_link");
+  const std::string src = dir / "src";
+  WriteCocoTree(src, "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});
+  fs::rename(src + "/images/val", dir / "real_val");
+  fs::create_symlink(dir / "real_val", src + "/images/val");
+  PackOptions o = Options(src, dir / "real_val/out.ffr");
+  PackSummary sum;
+  const Status s = Pack(o, &sum);
+  ASSERT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("lies inside the image folder of split val"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "real_val/out.ffr"));
+}
+
 // A pack killed mid-way leaves no complete-looking dataset; running it again
 // resumes after the finished shards and gives the same dataset as a clean run.
 // A pack that failed on its last shard, rerun after the labels were fixed:

@@ -245,6 +245,25 @@ const char kGoodJson[] = R"({
   "categories": [{"id": 5, "name": "cat"}, {"id": 3, "name": "dog"}]
 })";
 
+// A data YAML beside a COCO JSON tree (yolo-synth --yolo writes both): its lists are recorded; the
+// classes are the JSON's, so a YAML naming others is refused when given and warned about when found.
+TEST_F(CocoJsonTest, ADataYamlBesideTheJsonGivesItsListsNotItsNames) {
+  WriteFile(dir_ / "data.yaml", "train: images/train\nval: images/train\nnames: [dog, cat]\n");
+  ASSERT_TRUE(Scan(kGoodJson).ok());
+  EXPECT_THAT(ds_.train_splits, ElementsAre("train"));
+  EXPECT_THAT(ds_.val_splits, ElementsAre("train"));
+
+  WriteFile(dir_ / "data.yaml", "train: images/train\nnames: [a, b, c]\n");
+  ASSERT_TRUE(Scan(kGoodJson).ok());
+  EXPECT_TRUE(ds_.train_splits.empty());
+  EXPECT_THAT(ds_.warnings, Contains(HasSubstr("class names are not the COCO JSON's")));
+  ScanOptions given;
+  given.data_yaml = dir_ / "data.yaml";
+  const Status s = ScanSource(dir_.path(), given, &ds_);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_THAT(s.message(), HasSubstr("its 3 class names are not the COCO JSON's 2 (dog, cat), which are packed"));
+}
+
 TEST_F(CocoJsonTest, ConvertsTheCocoConventions) {
   ASSERT_TRUE(Scan(kGoodJson).ok());
   EXPECT_EQ(ds_.layout, SourceLayout::kCocoJson);
@@ -605,7 +624,8 @@ class DataYamlSplitsTest : public YoloTxtTest {
 
 TEST_F(DataYamlSplitsTest, ListsOfFoldersNameTheSplits) {
   const Status s = Scan("path: ../datasets/VOC\ntrain:\n  - images/train2012\n  - images/train2007\n"
-                        "  - images/val2012/\n  - val2007\nval: images/test2007\ntest: images/test2007\n");
+                        "  - images/val2012/\n  - " + dir_.path() + "/images/val2007\nval: images/test2007\n"
+                        "test: images/test2007\n");
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_THAT(ds_.train_splits, ElementsAre("train2012", "train2007", "val2012", "val2007"));
   EXPECT_THAT(ds_.val_splits, ElementsAre("test2007"));
@@ -622,14 +642,25 @@ TEST_F(DataYamlSplitsTest, AnImageListNamesTheSplitsItListsWhole) {
   WriteFile(dir_ / "train.txt", "./images/train2007/x.jpg\n");
   s = Scan("train: train.txt\n");
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_THAT(s.message(), HasSubstr("train.txt: lists 1 of the 2 images of images/train2007/; ffyolo trains on whole "
+  EXPECT_THAT(s.message(), HasSubstr("train.txt: lists 1 of the 2 images of split train2007; ffyolo trains on whole "
                                      "splits"));
   WriteFile(dir_ / "train.txt", "./images/train2007/x.jpg\n./images/train2007/z.jpg\n");
   s = Scan("train: train.txt\n");
-  EXPECT_THAT(s.message(), HasSubstr("lists images/train2007/z.jpg, which is not an image there"));
+  EXPECT_THAT(s.message(), HasSubstr("images/train2007/z.jpg, which is not an image of split train2007"));
   WriteFile(dir_ / "train.txt", "./pictures/x.jpg\n");
   s = Scan("train: train.txt\n");
-  EXPECT_THAT(s.message(), HasSubstr("train.txt: line 1 (./pictures/x.jpg) is not an image under images/<split>/"));
+  EXPECT_THAT(s.message(), HasSubstr("train.txt: line 1 (./pictures/x.jpg) is not an image in the image folder of a "
+                                     "split of"));
+  // Another tree's split of the same name is not this one's.
+  const std::string other = dir_.path() + ".other";
+  WriteFile(other + "/images/train2007/x.jpg", jpeg_);
+  WriteFile(dir_ / "train.txt", other + "/images/train2007/x.jpg\n");
+  s = Scan("train: train.txt\n");
+  EXPECT_THAT(s.message(), HasSubstr("line 1 (" + other + "/images/train2007/x.jpg) is not an image"));
+  fs::remove_all(other);
+  WriteFile(dir_ / "train.txt", "\n\n");
+  s = Scan("train: train.txt\n");
+  EXPECT_THAT(s.message(), HasSubstr("train: the image list 'train.txt' lists no images"));
   s = Scan("train: missing.txt\n");
   EXPECT_THAT(s.message(), HasSubstr("train: cannot read the image list 'missing.txt'"));
 }
@@ -637,9 +668,22 @@ TEST_F(DataYamlSplitsTest, AnImageListNamesTheSplitsItListsWhole) {
 TEST_F(DataYamlSplitsTest, WhatIsNoSplitOrNamedTwiceIsRefused) {
   Status s = Scan("train: images/train2099\n");
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_THAT(s.message(), HasSubstr("data.yaml: train: 'images/train2099' is not a split folder of " + dir_.path() +
-                                     " (images/<split>/; splits: test2007, train2007, train2012, val2007, val2012)"));
-  s = Scan("val: [images/val2007, val2007]\n");
+  EXPECT_THAT(s.message(), HasSubstr("data.yaml: train: 'images/train2099' is not the image folder of a split of " +
+                                     dir_.path() + " (images/<split>/; splits: test2007, train2007, train2012, "
+                                     "val2007, val2012)"));
+  // A folder of another tree named like a split, or a split's name alone, is no split folder of this one.
+  const std::string elsewhere = dir_.path() + ".elsewhere";
+  WriteFile(elsewhere + "/images/train2012/x.jpg", jpeg_);
+  s = Scan("train: " + elsewhere + "/images/train2012\n");
+  EXPECT_THAT(s.message(), HasSubstr("is not the image folder of a split of"));
+  fs::remove_all(elsewhere);
+  s = Scan("train: train2012\n");
+  EXPECT_THAT(s.message(), HasSubstr("'train2012' is not the image folder of a split of"));
+  for (const std::string empty : {"train: []\n", "train:\n", "val: ''\n"}) {
+    s = Scan(empty);
+    EXPECT_THAT(s.message(), HasSubstr("names no images")) << empty;
+  }
+  s = Scan("val: [images/val2007, ./images//val2007/]\n");
   EXPECT_THAT(s.message(), HasSubstr("data.yaml: val: names split val2007 twice"));
   s = Scan("train: {a: b}\n");
   EXPECT_THAT(s.message(), HasSubstr("`train` is neither a path nor a list of paths"));

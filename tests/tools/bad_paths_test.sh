@@ -114,6 +114,17 @@ cp "$ffr/dataset.yaml" "$work/manifest.before"
 expect_error "lies inside the dataset" yolo-ffr show "$ffr" -o "$ffr/dataset.yaml"
 expect_error "is the dataset" yolo-ffr show "$ffr" -o "$ffr"
 cmp -s "$ffr/dataset.yaml" "$work/manifest.before" || fail "yolo-ffr show -o DATA/dataset.yaml changed the manifest"
+# show -o over a user's file replaced it; over a FIFO (or /dev/full) it replaced the node with a JPEG.
+echo keep >"$work/mine.jpg"
+expect_error "$work/mine.jpg exists; --force replaces it" yolo-ffr show "$ffr" -o "$work/mine.jpg"
+[ "$(cat "$work/mine.jpg")" = keep ] || fail "yolo-ffr show -o replaced the user's file without --force"
+mkfifo "$work/fifo.jpg"
+expect_error "$work/fifo.jpg exists and is not a regular file" yolo-ffr show "$ffr" -o "$work/fifo.jpg" --force
+[ -p "$work/fifo.jpg" ] || fail "yolo-ffr show -o FIFO --force replaced the FIFO"
+if has yolo-ffr; then
+  run yolo-ffr show "$ffr" -o "$work/mine.jpg" --force
+  [ "$status" -eq 0 ] || fail "yolo-ffr show --force over a regular file: exit $status: $err"
+fi
 # Files already in the output folder (the user's own labels) are not replaced without --force.
 run yolo-ffr extract "$ffr" 0 -o "$work/ex"
 [ "$status" -eq 0 ] || fail "yolo-ffr extract into a new folder: exit status $status: $err"
@@ -136,6 +147,7 @@ mv "$nested/labels/train2017/000000000003.txt" "$nested/labels/train2017/b/x.txt
 run yolo-pack "$nested" -o "$nested.ffr" --layout yolo
 [ "$status" -eq 0 ] || fail "yolo-pack of the nested tree: $err"
 expect_error "both extract to $work/extracted/x.jpg" yolo-ffr extract "$nested.ffr" 2 3 -o "$work/extracted"
+[ ! -e "$work/extracted/x.jpg" ] || fail "yolo-ffr extract wrote the first sample before refusing the collision"
 
 expect_error /nope.ffr yolo-bench loader --data /nope.ffr
 for workdir in "$nope" "$file"; do

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ffr/read_buffer.h"
@@ -117,15 +118,20 @@ std::string YoloLabelText(const RecordView& record);
 // The record's metadata (boxes included, not the image) as JSON.
 std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& record);
 
-// Where ExtractRecord writes the record's image: `dir`/<base name of its file name>.
-std::string ExtractedImagePath(const RecordView& record, const std::string& dir);
+// The files ExtractRecord writes for a record into `dir`: the image under the base name of its
+// file name, then <stem>.txt and <stem>.json. Corruption for a name that cannot be a file's.
+Status ExtractedPaths(const RecordView& record, int64_t index, const std::string& dir, std::vector<std::string>* paths);
 
 // Writes into `dir` the record's image bytes untouched under the base name of
-// its file name, and beside it <stem>.txt (YoloLabelText) and <stem>.json
-// (RecordMetadataJson). *image_path receives the image's path. A file that is
+// its file name, its YOLO labels (<stem>.txt) and its metadata (<stem>.json,
+// RecordMetadataJson). *image_path receives the image's path. A file that is
 // there already is replaced only with `replace`; otherwise nothing is written
 // and AlreadyExists names it (it may be the user's own label file).
 Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
                      bool replace, std::string* image_path);
+
+// Checks, before anything is written, that extracting these records (their ExtractedPaths, in
+// order) into one folder writes no file twice and, unless `replace`, replaces none already there.
+Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::string>>>& samples, bool replace);
 
 }  // namespace ffyolo

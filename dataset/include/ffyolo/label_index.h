@@ -77,9 +77,10 @@ class LabelIndex {
   // `where` names the file in error messages.
   static Status Decode(const std::string& data, const std::string& where, LabelIndex* out);
 
-  // Atomically (see ffr::WriteFileAtomically), as it is encoded.
-  Status WriteFile(const std::string& path, ffr::Env* env = ffr::Env::Default()) const;
-  static Status ReadFile(const std::string& path, LabelIndex* out);
+  // Atomically (see ffr::WriteFileAtomically), as it is encoded. *crc (when given) gets the CRC-32
+  // of the file's bytes, which a manifest records (SplitInfo::label_index_crc).
+  Status WriteFile(const std::string& path, ffr::Env* env = ffr::Env::Default(), uint32_t* crc = nullptr) const;
+  static Status ReadFile(const std::string& path, LabelIndex* out, uint32_t* crc = nullptr);
 
  private:
   std::vector<int64_t> image_ids_;

@@ -43,6 +43,8 @@ struct SplitInfo {
   uint64_t bytes = 0;
   std::vector<ShardInfo> shards;
   std::string label_index = kLabelIndexFile;
+  // CRC-32 of the label index file: the identity it and the manifest share. 0 when not recorded.
+  uint32_t label_index_crc = 0;
 };
 
 // Joins the names of a set of splits read as one ("train2007+train2012"): no split name holds it.

@@ -70,6 +70,9 @@ class SourceImages {
   Iterator begin() const;
   Iterator end() const;
 
+  // The folders the images and the YOLO label files are read from ("" when there is none).
+  const std::string& image_dir() const { return image_dir_; }
+  const std::string& label_dir() const { return label_dir_; }
   int64_t image_id(size_t i) const { return image_ids_[i]; }
   std::string_view file_name(size_t i) const;
   std::string path(size_t i) const { return image_dir_ + "/" + std::string(file_name(i)); }
