@@ -152,7 +152,7 @@ Status PrepareOutputDir(const SyntheticOptions& o) {
       for (const std::string& split : {o.train_split, o.val_split}) {
         stale.insert(stale.end(), {JsonPath(o, split), out / split, out / "images" / split, LabelDir(o, split)});
       }
-      for (const fs::path& p : stale) FFR_RETURN_IF_ERROR(ffr::Env::Default()->RemoveTree(p.string()));
+      for (const fs::path& p : stale) FFR_RETURN_IF_ERROR(o.env->RemoveTree(p.string()));
     }
   }
   std::vector<fs::path> dirs = {out / "annotations"};
@@ -160,32 +160,23 @@ Status PrepareOutputDir(const SyntheticOptions& o) {
     dirs.push_back(ImageDir(o, split.name));
     if (o.yolo_layout) dirs.push_back(LabelDir(o, split.name));
   }
-  for (const fs::path& dir : dirs) {
-    fs::create_directories(dir, ec);
-    if (ec) return Status::FromErrno("cannot create " + dir.string(), ec.value());
-  }
+  for (const fs::path& dir : dirs) FFR_RETURN_IF_ERROR(o.env->CreateDirs(dir.string()));
   return Status::OK();
 }
 
-// Writes to "<path>.tmp" and renames, so a killed run never leaves a truncated file
-// under the final name.
-Status WriteFileAtomically(const fs::path& path, const std::string& data) {
+// Writes to "<path>.tmp" and renames, so a killed run never leaves a truncated file under the final
+// name. Not synced: a synthetic dataset is made again from its options, byte for byte, and a sync
+// per image would make a COCO-sized one take minutes longer.
+Status WriteFile(ffr::Env* env, const fs::path& path, const std::string& data) {
   const std::string tmp = path.string() + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::FromErrno("cannot create " + tmp, errno);
-  const bool written = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
-    const int err = written ? errno : write_errno;
-    std::remove(tmp.c_str());
-    return Status::FromErrno("cannot write " + tmp, err);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return Status::FromErrno("cannot rename " + tmp + " to " + path.string(), err);
-  }
-  return Status::OK();
+  std::unique_ptr<ffr::WritableFile> file;
+  FFR_RETURN_IF_ERROR(env->NewWritableFile(tmp, /*direct=*/false, &file));
+  Status s = file->Append(data.data(), data.size());
+  const Status closed = file->Close();
+  if (s.ok()) s = closed;
+  if (s.ok()) s = env->RenameFile(tmp, path.string());
+  if (!s.ok()) env->RemoveFile(tmp);  // best effort: the error that matters is s
+  return s;
 }
 
 bool IsBackgroundImage(int index, double fraction) {
@@ -226,11 +217,11 @@ Status GenerateImage(const SyntheticOptions& o, const Split& split, int index, J
   FFR_RETURN_IF_ERROR(encoder->Encode(scene.rgb, o.jpeg_quality, o.subsampling,
                                       split.name + " image " + std::to_string(index) + " (" + record->file_name + ")",
                                       &jpeg));
-  FFR_RETURN_IF_ERROR(WriteFileAtomically(ImageDir(o, split.name) / record->file_name, jpeg));
+  FFR_RETURN_IF_ERROR(WriteFile(o.env, ImageDir(o, split.name) / record->file_name, jpeg));
   *bytes = static_cast<int64_t>(jpeg.size());
   if (o.yolo_layout) {
     const std::string labels = YoloLabels(*record);
-    FFR_RETURN_IF_ERROR(WriteFileAtomically(LabelDir(o, split.name) / (stem + ".txt"), labels));
+    FFR_RETURN_IF_ERROR(WriteFile(o.env, LabelDir(o, split.name) / (stem + ".txt"), labels));
     *bytes += static_cast<int64_t>(labels.size());
   }
   return Status::OK();
@@ -357,29 +348,31 @@ SyntheticSceneSpec SyntheticSceneSpecFor(const SyntheticOptions& o, const std::s
 
 Status GenerateSyntheticCoco(const SyntheticOptions& options, SyntheticSummary* summary) {
   *summary = SyntheticSummary{};
-  FFR_RETURN_IF_ERROR(ValidateOptions(options));
-  FFR_RETURN_IF_ERROR(PrepareOutputDir(options));
-  const std::vector<Split> splits = SplitsOf(options);
+  SyntheticOptions o = options;
+  if (o.env == nullptr) o.env = ffr::Env::Default();
+  FFR_RETURN_IF_ERROR(ValidateOptions(o));
+  FFR_RETURN_IF_ERROR(PrepareOutputDir(o));
+  const std::vector<Split> splits = SplitsOf(o);
 
   std::vector<std::vector<ImageRecord>> records(splits.size());
   for (size_t s = 0; s < splits.size(); ++s) {
-    FFR_RETURN_IF_ERROR(GenerateImages(options, splits[s], &records[s], &summary->bytes));
+    FFR_RETURN_IF_ERROR(GenerateImages(o, splits[s], &records[s], &summary->bytes));
     for (const ImageRecord& image : records[s]) {
       ++summary->images;
       summary->objects += static_cast<int64_t>(image.objects.size());
       if (image.objects.empty()) ++summary->background_images;
     }
   }
-  if (options.yolo_layout) {
-    const std::string yaml = DataYaml(options, splits);
-    FFR_RETURN_IF_ERROR(WriteFileAtomically(fs::path(options.output_dir) / "data.yaml", yaml));
+  if (o.yolo_layout) {
+    const std::string yaml = DataYaml(o, splits);
+    FFR_RETURN_IF_ERROR(WriteFile(o.env, fs::path(o.output_dir) / "data.yaml", yaml));
     summary->bytes += static_cast<int64_t>(yaml.size());
   }
   // The JSON files come last: their presence marks a complete dataset.
   int64_t next_annotation_id = 1;
   for (size_t s = 0; s < splits.size(); ++s) {
-    const std::string json = CocoJson(options, records[s], &next_annotation_id).dump();
-    FFR_RETURN_IF_ERROR(WriteFileAtomically(JsonPath(options, splits[s].name), json));
+    const std::string json = CocoJson(o, records[s], &next_annotation_id).dump();
+    FFR_RETURN_IF_ERROR(WriteFile(o.env, JsonPath(o, splits[s].name), json));
     summary->bytes += static_cast<int64_t>(json.size());
   }
   return Status::OK();

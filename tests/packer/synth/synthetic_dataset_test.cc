@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ffyolo/synthetic_classes.h"
+#include "testing/faulty_env.h"
 #include "testing/test_env.h"
 
 namespace ffyolo {
@@ -387,6 +388,39 @@ TEST(SyntheticDatasetTest, ForceRemovesWhatAnEarlierRunWrote) {
   EXPECT_FALSE(fs::exists(dir / "val2017"));
   EXPECT_FALSE(fs::exists(dir / "annotations/instances_val2017.json"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "images/train2017"), fs::directory_iterator()), 3);
+}
+
+// Every file the generator writes goes through its Env: each failed call of a run is reported naming
+// the file, leaves no temporary file, and never a JSON (the mark of a complete dataset).
+TEST(SyntheticDatasetTest, EveryFailedWriteIsReportedAndLeavesNoCompleteDataset) {
+  ScratchDir dir("synth_faults");
+  SyntheticOptions o = SmallOptions(dir / "clean");
+  o.train_images = 3;
+  o.val_images = 1;
+  o.yolo_layout = true;
+  o.num_threads = 1;
+  testing::FaultyEnv counting;
+  o.env = &counting;
+  GenerateOrDie(o);
+  for (const testing::WriteOp op : {testing::WriteOp::kCreate, testing::WriteOp::kAppend, testing::WriteOp::kRename,
+                                    testing::WriteOp::kCreateDirs}) {
+    ASSERT_GT(counting.calls(op), 0) << testing::WriteOpName(op);
+    for (int64_t n = 0; n < counting.calls(op); ++n) {
+      SCOPED_TRACE(std::string(testing::WriteOpName(op)) + " #" + std::to_string(n));
+      testing::FaultyEnv faulty;
+      faulty.FailFrom(op, n);
+      o.output_dir = dir / ("failed_" + std::to_string(static_cast<int>(op)) + "_" + std::to_string(n));
+      o.env = &faulty;
+      SyntheticSummary summary;
+      const ffr::Status s = GenerateSyntheticCoco(o, &summary);
+      ASSERT_FALSE(s.ok());
+      EXPECT_TRUE(faulty.NamesAFailedPath(s.message())) << s.ToString();
+      EXPECT_FALSE(fs::exists(o.output_dir + "/annotations/instances_val2017.json"));
+      if (!fs::exists(o.output_dir)) continue;  // its first folder was not made
+      for (const auto& entry : fs::recursive_directory_iterator(o.output_dir))
+        EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+    }
+  }
 }
 
 TEST(SyntheticDatasetTest, RejectsBadOptions) {

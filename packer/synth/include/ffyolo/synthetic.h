@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ffr/env.h"
 #include "ffr/status.h"
 #include "ffyolo/synthetic_scene.h"
 
@@ -60,6 +61,8 @@ struct SyntheticOptions {
   // layouts and data.yaml) are removed first; other files are left alone.
   bool force = false;
   int num_threads = 0;  // 0: one per hardware thread
+  // Every file operation goes through it (nullptr: ffr::Env::Default()), so tests fail any of them.
+  ffr::Env* env = nullptr;
 };
 
 struct SyntheticSummary {
