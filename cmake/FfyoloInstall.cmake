@@ -1,7 +1,7 @@
 # What `cmake --install` puts under the prefix: the binaries (bin/), the libraries and their
 # public headers, the CMake package ffyolo (lib/cmake/ffyolo) and ffyolo.pc beside the reader's
 # ffr package and ffr.pc, and the shipped configs in share/ffyolo/configs, where installed
-# binaries look for them (trainer/src/config_path.cc).
+# binaries look for them (trainer/model/src/config_path.cc).
 include(CMakePackageConfigHelpers)
 
 set(FFYOLO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ffyolo)

@@ -1,12 +1,23 @@
 # The layering of the libraries, checked when the build is configured: a target may link the
 # targets of its own layer and of the layers listed for it, never those of a layer above. A
-# target's layer is the top-level folder that defines it (trainer/eval/ is trainer). tests/ is
-# no layer: tests may link anything.
+# target's layer is the top-level folder that defines it, or its part (trainer/model/) when the
+# part is a layer of its own; a layer that may link a folder's layer may link all of its parts.
+# tests/ is no layer: tests may link anything.
 set(FFYOLO_LAYER_reader "")
 set(FFYOLO_LAYER_dataset reader)
 set(FFYOLO_LAYER_packer dataset reader)
 set(FFYOLO_LAYER_loader dataset reader)
 set(FFYOLO_LAYER_trainer packer loader dataset reader)
+set(FFYOLO_LAYER_trainer/eval dataset reader)
+set(FFYOLO_LAYER_trainer/launch reader)
+set(FFYOLO_LAYER_trainer/support reader)
+set(FFYOLO_LAYER_trainer/dist trainer/support trainer/launch reader)
+set(FFYOLO_LAYER_trainer/model trainer/dist trainer/support loader dataset reader)
+set(FFYOLO_LAYER_trainer/checkpoint trainer/model trainer/dist trainer/support loader dataset reader)
+set(FFYOLO_LAYER_trainer/infer
+    trainer/checkpoint trainer/model trainer/dist trainer/support trainer/eval loader dataset reader)
+set(FFYOLO_LAYER_trainer/train trainer/infer trainer/checkpoint trainer/model trainer/dist trainer/support
+    trainer/eval trainer/launch packer loader dataset reader)
 set(FFYOLO_LAYER_bench trainer packer loader dataset reader)
 set(FFYOLO_LAYER_tools bench trainer packer loader dataset reader)
 
@@ -54,6 +65,10 @@ function(_ffyolo_layer_of target out)
     get_target_property(dir ${target} SOURCE_DIR)
     file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${dir})
     string(REGEX MATCH "^[^/]+" layer "${rel}")
+    string(REGEX MATCH "^[^/]+/[^/]+" part "${rel}")
+    if(part AND DEFINED FFYOLO_LAYER_${part})
+      set(layer ${part})
+    endif()
   endif()
   set(${out} "${layer}" PARENT_SCOPE)
 endfunction()
@@ -75,7 +90,9 @@ function(ffyolo_check_layers)
     _ffyolo_linked_targets(${target} links)
     foreach(linked ${links})
       _ffyolo_layer_of(${linked} linked_layer)
-      if(NOT linked_layer OR linked_layer STREQUAL layer OR linked_layer IN_LIST FFYOLO_LAYER_${layer})
+      string(REGEX MATCH "^[^/]+" linked_folder "${linked_layer}")
+      if(NOT linked_layer OR linked_layer STREQUAL layer OR linked_layer IN_LIST FFYOLO_LAYER_${layer}
+         OR (NOT linked_folder STREQUAL linked_layer AND linked_folder IN_LIST FFYOLO_LAYER_${layer}))
         continue()
       endif()
       if("${target}>${linked}" IN_LIST FFYOLO_LAYER_EXCEPTIONS)

@@ -29,8 +29,8 @@ for t in "${targets[@]}"; do
 done
 trainer_build=""
 if [[ " ${targets[*]} " == *" checkpoint_fuzz "* ]]; then
-  if [[ ! -f $BUILD/trainer/libffyolo_trainer.a ]]; then
-    echo "fuzz.sh: checkpoint_fuzz needs $BUILD/trainer/libffyolo_trainer.a: run scripts/build.sh first" >&2
+  if [[ ! -f $BUILD/trainer/model/libffyolo_model.a ]]; then
+    echo "fuzz.sh: checkpoint_fuzz needs $BUILD/trainer/model/libffyolo_model.a: run scripts/build.sh first" >&2
     exit 2
   fi
   trainer_build=$BUILD
