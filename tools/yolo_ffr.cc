@@ -131,6 +131,7 @@ template <typename Use>
 int ForEachRecord(const std::string& path, std::string split, std::vector<int64_t> indices, int64_t by_id, Use use) {
   std::unique_ptr<ffyolo::Dataset> dataset;
   Status s = OpenSplit(path, &split, &dataset);
+  if (s.ok()) s = dataset->CheckOwnImageIds(split, "cat and extract print each record's own image id");
   if (s.ok() && by_id >= 0) {
     indices.emplace_back();
     s = ffyolo::FindSampleByImageId(*dataset, split, by_id, &indices.back());

@@ -79,6 +79,7 @@ int Main(int argc, char** argv) {
     ffr::Status s = ffyolo::Dataset::Open(o.data, &dataset);
     std::string split = o.split;
     if (s.ok()) s = dataset->ResolveSplit(/*training=*/false, &split);
+    if (s.ok()) s = dataset->CheckOwnImageIds(split, "--predictions give each detection its image's own id");
     ffyolo::LabelIndex index;
     if (s.ok()) s = dataset->LoadLabelIndex(split, &index);
     std::vector<ffyolo::CocoDetection> dets;

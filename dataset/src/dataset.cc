@@ -179,10 +179,11 @@ Status Dataset::OpenReader(const std::string& split, const ffr::ReaderOptions& o
   return Status::OK();
 }
 
-Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out) const {
+Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out, bool* renumbered) const {
   std::vector<const SplitInfo*> members;
   FFR_RETURN_IF_ERROR(Members(split, &members));
   FFR_RETURN_IF_ERROR(LoadOneLabelIndex(*members[0], out));
+  if (renumbered != nullptr) *renumbered = false;
   if (members.size() == 1) return Status::OK();
   std::unordered_set<int64_t> ids;
   bool ids_collide = false;
@@ -194,7 +195,20 @@ Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out) const 
     out->Append(next);
   }
   if (ids_collide) out->NumberImagesInOrder();
+  if (renumbered != nullptr) *renumbered = ids_collide;
   return Status::OK();
+}
+
+Status Dataset::CheckOwnImageIds(const std::string& split, const std::string& what) const {
+  if (split.find(kSplitSeparator) == std::string::npos) return Status::OK();
+  LabelIndex index;
+  bool renumbered = false;
+  FFR_RETURN_IF_ERROR(LoadLabelIndex(split, &index, &renumbered));
+  if (!renumbered) return Status::OK();
+  return Status::InvalidArgument(what + ": the image ids of " + split + " repeat across its splits, so the set " +
+                                 "numbers its images 1.." + std::to_string(index.size()) +
+                                 " (yolo-ffr ls lists them) and its records' own ids would not match; name one "
+                                 "split (--split)");
 }
 
 Status Dataset::LoadOneLabelIndex(const SplitInfo& info, LabelIndex* out) const {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -365,11 +366,9 @@ void SplitVerifier::AddProblem(const std::string& file, int64_t sample, const st
   problems_.push_back(VerifyProblem{split_.name, file, sample, image, message});
 }
 
+// Through a temporary name and a rename: a file that was a link is replaced, not its target.
 Status WriteWholeFile(const std::string& path, std::string_view data) {
-  std::unique_ptr<ffr::WritableFile> file;
-  FFR_RETURN_IF_ERROR(ffr::Env::Default()->NewWritableFile(path, &file));
-  FFR_RETURN_IF_ERROR(file->Append(data.data(), data.size()));
-  return file->Close();
+  return ffr::WriteFileAtomically(ffr::Env::Default(), path, std::string(data));
 }
 
 }  // namespace
@@ -530,10 +529,6 @@ std::string FormatIndexEntry(const LabelIndex& index, size_t i) {
 }
 
 Status FindSampleByImageId(const Dataset& dataset, const std::string& split, int64_t image_id, int64_t* index) {
-  // A set's images may be numbered anew (Dataset::LoadLabelIndex), unlike its records: one split only.
-  if (split.find(kSplitSeparator) != std::string::npos)
-    return Status::InvalidArgument("--by-id: image ids belong to one split, and " + split +
-                                   " is several; name the split with --split");
   LabelIndex labels;
   FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split, &labels));
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -632,7 +627,6 @@ Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& 
 }
 
 Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::string>>>& samples, bool replace) {
-  ffr::Env* env = ffr::Env::Default();
   std::map<std::string, int64_t> written;  // path -> the sample extracted there
   for (const auto& [index, paths] : samples)
     for (const std::string& path : paths) {
@@ -641,7 +635,13 @@ Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::st
         return Status::InvalidArgument("samples " + std::to_string(earlier->second) + " and " +
                                        std::to_string(index) + " both extract to " + path +
                                        " (their file names share a stem); extract them to separate folders");
-      if (fresh && !replace && env->FileExists(path))
+      if (!fresh) continue;
+      std::error_code ec;
+      const auto status = std::filesystem::symlink_status(path, ec);
+      if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+          !std::filesystem::is_symlink(status))
+        return Status::AlreadyExists(path + " exists and is not a regular file; extract to another folder");
+      if (!replace && std::filesystem::exists(status))
         return Status::AlreadyExists(path + " exists, and extracting sample " + std::to_string(index) +
                                      " would replace it; --force replaces it");
     }

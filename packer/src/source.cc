@@ -128,6 +128,9 @@ Status SelectSplits(const std::string& root, SourceLayout layout, const std::vec
 // root/*.yaml (by name) with a `names` key. "" when there is none.
 Status FindDataYaml(const std::string& root, const std::string& explicit_path, std::string* path) {
   if (!explicit_path.empty()) {
+    std::error_code ec;
+    if (fs::exists(explicit_path, ec) && !IsRegularFile(explicit_path))
+      return Status::InvalidArgument("data YAML " + explicit_path + " is not a regular file");
     if (!IsRegularFile(explicit_path)) return Status::NotFound("data YAML " + explicit_path + " does not exist");
     *path = explicit_path;
     return Status::OK();
@@ -156,6 +159,7 @@ Status FindDataYaml(const std::string& root, const std::string& explicit_path, s
 
 // What ffyolo takes from an Ultralytics data YAML.
 struct DataYaml {
+  std::string path;                 // its path: key, "" when absent
   std::vector<std::string> names;   // class index -> name
   std::vector<int> category_ids;    // empty unless given
   std::vector<std::string> train, val;  // the entries of train: and val:, as written
@@ -211,6 +215,8 @@ Status ReadDataYaml(const std::string& path, DataYaml* yaml) {
       if (std::set<int>(category_ids->begin(), category_ids->end()).size() != category_ids->size())
         return Status::InvalidArgument(path + ": category_ids has repeated ids");
     }
+    if (const YAML::Node dataset_path = root["path"]; dataset_path && dataset_path.IsScalar())
+      yaml->path = dataset_path.as<std::string>();
     for (const auto& [key, entries] : {std::pair{"train", &yaml->train}, std::pair{"val", &yaml->val}}) {
       const YAML::Node node = root[key];
       if (node.IsScalar()) entries->push_back(node.as<std::string>());
@@ -328,6 +334,14 @@ Status SplitsOfEntry(const std::string& root, const std::vector<SplitFolder>& fo
 // splits on disk.
 Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const std::vector<SplitFolder>& folders,
                       SourceDataset* out) {
+  // Ultralytics resolves the entries against path:; ffyolo against the source it packs. An absolute
+  // path: naming another folder (a tree copied or moved since, or the YAML of another tree) is said,
+  // as the entries are read as this source's folders (a relative path: is relative to the YOLOv5
+  // checkout, which ffyolo cannot know).
+  if (fs::path(yaml.path).is_absolute() && (!yaml.train.empty() || !yaml.val.empty()) &&
+      ResolvedPath(yaml.path) != ResolvedPath(out->root))
+    out->warnings.push_back(yaml_path + ": path: " + yaml.path + " is not the source " + out->root +
+                            ": its train:/val: are read as the source's folders, not that tree's");
   for (const auto& [key, entries, splits] :
        {std::tuple{"train", &yaml.train, &out->train_splits}, std::tuple{"val", &yaml.val, &out->val_splits}}) {
     const std::string where = yaml_path + ": " + key + ": ";

@@ -33,16 +33,17 @@ bool HasImageExtension(const fs::path& path) {
   return std::find(kImageFormats.begin(), kImageFormats.end(), ext) != kImageFormats.end();
 }
 
-// Paths of the regular files below `dir`, relative to it, that satisfy `keep`;
-// sorted. An absent directory has no files.
+// Paths of the entries below `dir` but folders, relative to it, that satisfy `keep`; sorted. An
+// absent directory has none. A FIFO, a device or a dangling link named like an image or a label is
+// listed too, so that it is reported where it is read, not dropped without a word.
 template <typename Keep>
 Status ListFilesRecursively(const std::string& dir, Keep keep, std::vector<std::string>* files) {
   files->clear();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::OK();
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;  // a dangling link is skipped, not a listing error
-    if (it->is_regular_file(type_ec) && keep(it->path()))
+    std::error_code type_ec;
+    if (!it->is_directory(type_ec) && keep(it->path()))
       files->push_back(it->path().lexically_relative(dir).string());
   }
   if (ec) return Status::IOError(dir + ": cannot list: " + ec.message());
@@ -126,6 +127,12 @@ std::string ParseRow(const std::vector<std::string_view>& fields, size_t num_cla
 
 LabelResult ParseLabelFile(const std::string& path, size_t num_classes) {
   LabelResult result;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {  // opening a FIFO would block
+    result.problem = Status::InvalidArgument(path + ": the label file is not a regular file" +
+                                             (fs::is_symlink(path, ec) ? " (a link to nothing)" : ""));
+    return result;
+  }
   std::ifstream in(path, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.is_open() || in.bad()) {

@@ -376,10 +376,21 @@ void Env::UnmapFile(const uint8_t* addr, uint64_t size) { ::munmap(const_cast<ui
 Status Env::NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) {
   // A direct file reads back the blocks that WriteAt patches.
   const int flags = direct ? O_RDWR | O_DIRECT : O_WRONLY;
-  const int fd = ::open(path.c_str(), flags | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Not through a link nor into a FIFO or a device (O_NONBLOCK: opening a FIFO without a reader
+  // fails at once instead of blocking): a file is written only where its name is, a regular one.
+  const int fd = ::open(path.c_str(), flags | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd < 0 && direct && errno == EINVAL)
     return Status::NotSupported(path + ": the file system does not support O_DIRECT");
+  if (fd < 0 && errno == ELOOP) return Status::InvalidArgument("create " + path + ": is a symbolic link");
+  if (fd < 0 && errno == ENXIO) return Status::InvalidArgument("create " + path + ": is a FIFO without a reader");
   if (fd < 0) return Status::FromErrno("create " + path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument("create " + path + ": is not a regular file");
+  }
+  const int status_flags = ::fcntl(fd, F_GETFL);
+  if (status_flags >= 0) ::fcntl(fd, F_SETFL, status_flags & ~O_NONBLOCK);
   if (direct)
     out->reset(new DirectWritableFile(path, fd));
   else

@@ -159,11 +159,17 @@ TEST(DatasetTest, ASetOfSplitsReadsAsOne) {
   // One split keeps its own ids.
   ASSERT_TRUE(d->LoadLabelIndex("two", &index).ok());
   EXPECT_EQ(index.image_id(0), 1);
-  // yolo-ffr cat --by-id found a set's new id and printed the record's own: ids are one split's.
-  int64_t found = -1;
-  const Status s = FindSampleByImageId(*d, split, 2, &found);
+  // yolo-ffr cat --by-id found a set's new id and printed the record's own, and yolo-val scored one
+  // split's predictions against the set's ids: uses of the records' own ids refuse such a set.
+  bool renumbered = false;
+  ASSERT_TRUE(d->LoadLabelIndex(split, &index, &renumbered).ok());
+  EXPECT_TRUE(renumbered);
+  const Status s = d->CheckOwnImageIds(split, "--by-id");
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("image ids belong to one split"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--by-id: the image ids of one+two repeat across its splits"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(d->CheckOwnImageIds("two", "--by-id").ok());
+  int64_t found = -1;
   ASSERT_TRUE(FindSampleByImageId(*d, "two", 1, &found).ok());
   EXPECT_EQ(found, 0);
 }

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ScratchDir;
 
 void WriteFile(const std::string& path, const std::string& content) {
@@ -687,6 +689,33 @@ TEST_F(DataYamlSplitsTest, WhatIsNoSplitOrNamedTwiceIsRefused) {
   EXPECT_THAT(s.message(), HasSubstr("data.yaml: val: names split val2007 twice"));
   s = Scan("train: {a: b}\n");
   EXPECT_THAT(s.message(), HasSubstr("`train` is neither a path nor a list of paths"));
+}
+
+// An absolute path: naming another tree (a copied tree's stale one, or another tree's YAML) made its
+// entries read as this source's folders without a word: it is said.
+TEST_F(DataYamlSplitsTest, APathKeyNamingAnotherTreeIsSaid) {
+  const std::string said = "path: /elsewhere/VOC is not the source " + dir_.path();
+  ASSERT_TRUE(Scan("path: /elsewhere/VOC\ntrain: images/train2007\n").ok());
+  EXPECT_THAT(ds_.warnings, Contains(HasSubstr(said)));
+  ASSERT_TRUE(Scan("path: " + dir_.path() + "/\ntrain: images/train2007\n").ok());
+  EXPECT_THAT(ds_.warnings, Not(Contains(HasSubstr("is not the source"))));
+  ASSERT_TRUE(Scan("path: ../datasets/VOC\ntrain: images/train2007\n").ok());  // relative to a YOLOv5 checkout
+  EXPECT_THAT(ds_.warnings, Not(Contains(HasSubstr("is not the source"))));
+}
+
+// A label file that is a FIFO, a folder or a link to nothing made its image background, saying it had
+// no label file (a FIFO would block the read): it is that image's problem, named.
+TEST_F(DataYamlSplitsTest, ALabelThatIsNoRegularFileIsTheImagesProblem) {
+  const std::string label = dir_ / "labels/train2007/x.txt";
+  fs::remove(label);
+  ASSERT_EQ(::mkfifo(label.c_str(), 0600), 0);
+  fs::remove(dir_ / "labels/train2007/y.txt");
+  fs::create_symlink(dir_ / "nothing", dir_ / "labels/train2007/y.txt");
+  ASSERT_TRUE(Scan("").ok());
+  const SourceSplit& split = ds_.splits[1];
+  ASSERT_EQ(split.name, "train2007");
+  EXPECT_THAT(split.images[0].problem.message(), HasSubstr(label + ": the label file is not a regular file"));
+  EXPECT_THAT(split.images[1].problem.message(), HasSubstr("(a link to nothing)"));
 }
 
 // A pack of some splits (--splits) cannot record lists naming the others: they are dropped, saying so.

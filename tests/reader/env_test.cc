@@ -222,6 +222,31 @@ TEST(EnvTest, RemoveTreeNamesWhatItCannotRemove) {
   EXPECT_NE(s.ToString().find(locked.string() + "/inner"), std::string::npos) << s.ToString();
 }
 
+// yolo-ffr show -o g.jpg wrote through a link left at g.jpg.tmp into the file it pointed at, and hung
+// on a FIFO there: a file is created only where its name is, and only a regular one.
+TEST(EnvTest, NewWritableFileWritesNeitherThroughALinkNorIntoAFifo) {
+  ffyolo::testing::ScratchDir scratch("new_writable");
+  const std::string fifo = scratch.path() + "/fifo", link = scratch.path() + "/link",
+                    victim = scratch.path() + "/victim";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(victim) << "mine";
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  Env* env = Env::Default();
+  std::unique_ptr<WritableFile> file;
+  Status s = env->NewWritableFile(link, &file);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find(link + ": is a symbolic link"), std::string::npos) << s.ToString();
+  s = env->NewWritableFile(fifo, &file);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find(fifo + ": is a FIFO without a reader"), std::string::npos) << s.ToString();
+  std::string kept;
+  ASSERT_TRUE(ReadFileToString(env, victim, &kept).ok());
+  EXPECT_EQ(kept, "mine");
+  ASSERT_TRUE(WriteFileAtomically(env, victim, "new").ok());
+  ASSERT_TRUE(ReadFileToString(env, victim, &kept).ok());
+  EXPECT_EQ(kept, "new");
+}
+
 // A FIFO with no writer would block open() until something writes (a --weights naming one hung a
 // tool for minutes): refused at once, as is a directory; a regular file reads as before.
 TEST(EnvTest, OpenForReadRefusesWhatIsNotARegularFileWithoutBlocking) {

@@ -148,6 +148,21 @@ run yolo-pack "$nested" -o "$nested.ffr" --layout yolo
 [ "$status" -eq 0 ] || fail "yolo-pack of the nested tree: $err"
 expect_error "both extract to $work/extracted/x.jpg" yolo-ffr extract "$nested.ffr" 2 3 -o "$work/extracted"
 [ ! -e "$work/extracted/x.jpg" ] || fail "yolo-ffr extract wrote the first sample before refusing the collision"
+# extract --force wrote into a FIFO (and hung) and through a link into the file it pointed at.
+mkdir -p "$work/ex_fifo" "$work/ex_link"
+if has yolo-ffr; then
+  stem=$("$bin/yolo-ffr" extract "$ffr" 0 -o "$work/ex_probe" | xargs basename)
+  stem=${stem%.*}
+  mkfifo "$work/ex_fifo/$stem.txt"
+  expect_error "$work/ex_fifo/$stem.txt exists and is not a regular file" \
+    yolo-ffr extract "$ffr" 0 -o "$work/ex_fifo" --force
+  echo mine >"$work/target"
+  ln -s "$work/target" "$work/ex_link/$stem.json"
+  run yolo-ffr extract "$ffr" 0 -o "$work/ex_link" --force
+  [ "$status" -eq 0 ] || fail "yolo-ffr extract --force over a link: exit $status: $err"
+  [ "$(cat "$work/target")" = mine ] || fail "yolo-ffr extract --force wrote through a link into its target"
+  [ ! -L "$work/ex_link/$stem.json" ] || fail "yolo-ffr extract --force left the link in place of its file"
+fi
 
 expect_error /nope.ffr yolo-bench loader --data /nope.ffr
 for workdir in "$nope" "$file"; do
@@ -218,6 +233,12 @@ expect_error "is the stats.json this run writes" yolo-val --data "$ffr" --predic
 [ "$(cat "$work/runs/ov/stats.json")" = "[]" ] || fail "yolo-val overwrote its --predictions"
 [ -e "$ffr/train2017/weights" ] && fail "yolo-train wrote into the dataset: $ffr/train2017/weights"
 expect_error /nope.ffr yolo-val --data /nope.ffr --weights /nope.pt --project "$work/runs"
+# --predictions naming a FIFO blocked in open(); --source naming one said it did not exist.
+mkfifo "$work/predictions.fifo"
+expect_error "$work/predictions.fifo: is a FIFO, not a regular file" \
+  yolo-val --data "$ffr" --predictions "$work/predictions.fifo" --project "$work/runs"
+expect_error "$work/predictions.fifo is not a regular file nor a folder" \
+  yolo-detect --weights /nope.pt --source "$work/predictions.fifo" --project "$work/runs"
 expect_error /nope.pt yolo-val --data "$ffr" --weights /nope.pt --device cpu --project "$work/runs"
 expect_error /nope.json yolo-val --data "$ffr" --predictions /nope.json
 # A FIFO blocked the open until something wrote to it (minutes, deaf to SIGTERM): refused at once.

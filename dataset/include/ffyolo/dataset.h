@@ -49,8 +49,11 @@ class Dataset {
   Status OpenReader(const std::string& split, const ffr::ReaderOptions& options,
                     std::unique_ptr<ffr::Reader>* out) const;
   // The split's label index (a set's: one after another; image ids that collide across the splits
-  // are numbered 1..n, see LabelIndex::NumberImagesInOrder).
-  Status LoadLabelIndex(const std::string& split, LabelIndex* out) const;
+  // are numbered 1..n, see LabelIndex::NumberImagesInOrder, and *renumbered says so).
+  Status LoadLabelIndex(const std::string& split, LabelIndex* out, bool* renumbered = nullptr) const;
+  // Refuses a set whose image ids were renumbered, for uses that need each record's own id
+  // (`what`: "--by-id", "extract", ...): InvalidArgument naming the set and what to do.
+  Status CheckOwnImageIds(const std::string& split, const std::string& what) const;
 
  private:
   // The old rule for a default split (see ResolveSplit).

@@ -339,6 +339,15 @@ TEST(TrainerTest, AResumeIsOnTheRunsOwnDataset) {
   resume.data.clear();
   s = Trainer::Create(resume, nullptr, &resumed);
   EXPECT_TRUE(s.ok()) << s.ToString();
+  resumed.reset();
+  // A split flag with --resume was dropped without a word; the run's own is taken, another refused.
+  resume.train_split = "train2017";
+  s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("--train-split train2017 with --resume: the run " + resume.resume +
+                             " trains on the dataset's default (its opt.yaml)"),
+            std::string::npos)
+      << s.message();
 }
 
 // A corrupt image in the validation split ended the run after epoch 0 with no last.pt: the epoch's

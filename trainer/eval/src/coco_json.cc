@@ -7,19 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ffr/env.h"
+
 namespace ffyolo {
 namespace {
 
 using nlohmann::json;
 
 ffr::Status ReadJson(const std::string& path, json* out) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) return ffr::Status::FromErrno(path, errno);
   std::string text;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) text.append(buf, n);
-  if (std::ferror(file.get())) return ffr::Status::FromErrno(path + ": read", errno);
+  FFR_RETURN_IF_ERROR(ffr::ReadFileToString(ffr::Env::Default(), path, &text));  // a regular file only
   try {
     *out = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for a number past double's range (1e400)

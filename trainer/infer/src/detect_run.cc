@@ -368,6 +368,9 @@ ffr::Status ListDetectSource(const std::string& source, std::vector<std::string>
       all.insert(all.end(), listed.begin(), listed.end());
     } else if (fs::is_regular_file(resolved, ec)) {
       all.push_back(resolved);
+    } else if (fs::exists(resolved, ec)) {
+      return ffr::Status::InvalidArgument(resolved + " is not a regular file nor a folder" +
+                                          (p == source ? "" : " (listed in " + source + ")"));
     } else {
       return ffr::Status::NotFound(resolved + " does not exist" + (p == source ? "" : " (listed in " + source + ")"));
     }

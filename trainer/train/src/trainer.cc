@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <tuple>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -188,6 +189,15 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
     return Status::InvalidArgument(requested.resume + ": training to " + std::to_string(opt.epochs) +
                                    " epochs is finished, nothing to resume (to train on from it: --weights " +
                                    requested.resume + ")");
+  // The run's splits are the checkpoint's to decide, as its dataset is: a split flag that says
+  // otherwise would be dropped without a word.
+  for (const auto& [flag, given, recorded] : {std::tuple{"--train-split", &requested.train_split, &opt.train_split},
+                                              std::tuple{"--val-split", &requested.val_split, &opt.val_split}})
+    if (!given->empty() && *given != *recorded)
+      return Status::InvalidArgument(std::string(flag) + " " + *given + " with --resume: the run " + requested.resume +
+                                     " trains on " + (recorded->empty() ? "the dataset's default" : *recorded) +
+                                     " (its opt.yaml), and a resume continues it as it was; drop the flag, or "
+                                     "start a new run (--weights " + requested.resume + ")");
   saved_world = opt.dist.world_size;
   // This launch decides where the ranks run; the checkpoint decides everything else.
   opt.resume = requested.resume;
