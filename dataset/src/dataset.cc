@@ -114,11 +114,10 @@ Status Dataset::GuessSplit(bool training, std::string* split) const {
     return Status::OK();
   }
   const std::string prefix = training ? "train" : "val";
-  std::vector<std::string> candidates;
-  std::string all;
+  std::vector<std::string> candidates, all;
   for (const SplitInfo& s : splits) {
     if (s.name.compare(0, prefix.size(), prefix) == 0) candidates.push_back(s.name);
-    all += (all.empty() ? "" : ", ") + s.name;
+    all.push_back(s.name);
   }
   if (candidates.size() == 1) {
     *split = candidates[0];
@@ -126,12 +125,10 @@ Status Dataset::GuessSplit(bool training, std::string* split) const {
   }
   const std::string flags = training ? "--split; yolo-train: --train-split" : "--split; yolo-train: --val-split";
   if (candidates.empty())
-    return Status::NotFound(path_ + ": no split starting with '" + prefix + "' (splits: " + all + "); name one (" +
-                            flags + ")");
-  std::string listed;
-  for (const std::string& c : candidates) listed += (listed.empty() ? "" : ", ") + c;
+    return Status::NotFound(path_ + ": no split starting with '" + prefix + "' (splits: " + Join(all, ", ") +
+                            "); name one (" + flags + ")");
   return Status::InvalidArgument(path_ + ": " + std::to_string(candidates.size()) + " splits could be the " +
-                                 (training ? "training" : "validation") + " split (" + listed +
+                                 (training ? "training" : "validation") + " split (" + Join(candidates, ", ") +
                                  "); name the one to use, or several joined by '+' (" + flags + ")");
 }
 
@@ -215,11 +212,7 @@ Status Dataset::LoadOneLabelIndex(const SplitInfo& info, LabelIndex* out) const 
   const std::string where = split_dir(info.name) + "/" + info.label_index;
   uint32_t crc = 0;
   FFR_RETURN_IF_ERROR(LabelIndex::ReadFile(where, out, &crc));
-  if (info.label_index_crc != 0 && crc != info.label_index_crc) {
-    char hex[48];
-    std::snprintf(hex, sizeof(hex), "%08" PRIx32 ", the manifest lists %08" PRIx32, crc, info.label_index_crc);
-    return Status::Corruption(where + ": its CRC is " + hex + ": another pack's label index, or a damaged one");
-  }
+  FFR_RETURN_IF_ERROR(info.CheckLabelIndex(where, crc));
   if (static_cast<int64_t>(out->size()) != info.samples)
     return Status::Corruption(where + ": " + std::to_string(out->size()) + " samples, the manifest says " +
                               std::to_string(info.samples));

@@ -15,6 +15,7 @@
 #include "ffr/env.h"
 #include "ffr/format.h"
 #include "ffyolo/image_check.h"
+#include "ffyolo/path_overlap.h"
 
 namespace ffyolo {
 namespace {
@@ -636,12 +637,9 @@ Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::st
                                        std::to_string(index) + " both extract to " + path +
                                        " (their file names share a stem); extract them to separate folders");
       if (!fresh) continue;
+      FFR_RETURN_IF_ERROR(CheckOutputFile("", path, /*replace=*/true, "--force"));  // never a FIFO or a device
       std::error_code ec;
-      const auto status = std::filesystem::symlink_status(path, ec);
-      if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
-          !std::filesystem::is_symlink(status))
-        return Status::AlreadyExists(path + " exists and is not a regular file; extract to another folder");
-      if (!replace && std::filesystem::exists(status))
+      if (!replace && std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
         return Status::AlreadyExists(path + " exists, and extracting sample " + std::to_string(index) +
                                      " would replace it; --force replaces it");
     }

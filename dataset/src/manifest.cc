@@ -29,12 +29,27 @@ Status ShardInfo::CheckSize(const std::string& path, uint64_t file_size) const {
                             ": a damaged shard, or another pack's");
 }
 
+namespace {
+
+// "<path>: its <what> is 1a2b3c4d, the manifest lists 5e6f7a8b: <cause>".
+Status CrcMismatch(const std::string& path, const char* what, uint32_t found, uint32_t listed,
+                   const char* cause) {
+  char hex[48];
+  std::snprintf(hex, sizeof(hex), "%08" PRIx32 ", the manifest lists %08" PRIx32, found, listed);
+  return Status::Corruption(path + ": its " + what + " is " + hex + ": " + cause);
+}
+
+}  // namespace
+
 Status ShardInfo::CheckHeader(const std::string& path, uint32_t file_meta_crc) const {
   if (meta_crc == 0 || file_meta_crc == meta_crc) return Status::OK();
-  char hex[48];
-  std::snprintf(hex, sizeof(hex), "%08" PRIx32 ", the manifest lists %08" PRIx32, file_meta_crc, meta_crc);
-  return Status::Corruption(path + ": its header's CRC is " + hex +
-                            ": another pack's shard of as many samples, or a damaged header");
+  return CrcMismatch(path, "header's CRC", file_meta_crc, meta_crc,
+                     "another pack's shard of as many samples, or a damaged header");
+}
+
+Status SplitInfo::CheckLabelIndex(const std::string& path, uint32_t file_crc) const {
+  if (label_index_crc == 0 || file_crc == label_index_crc) return Status::OK();
+  return CrcMismatch(path, "CRC", file_crc, label_index_crc, "another pack's label index, or a damaged one");
 }
 
 std::string Manifest::ToYaml() const {

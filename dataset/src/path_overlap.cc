@@ -44,10 +44,11 @@ ffr::Status CheckOutputFile(const std::string& flag, const std::string& path, bo
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(path, ec);
   if (!fs::exists(status)) return ffr::Status::OK();
+  const std::string named = (flag.empty() ? "" : flag + " ") + path;
   if (!fs::is_regular_file(fs::status(path, ec)))
-    return ffr::Status::AlreadyExists(flag + " " + path + " exists and is not a regular file; choose a file name");
+    return ffr::Status::AlreadyExists(named + " exists and is not a regular file; choose another name");
   if (replace) return ffr::Status::OK();
-  return ffr::Status::AlreadyExists(flag + " " + path + " exists; " + replace_flag + " replaces it");
+  return ffr::Status::AlreadyExists(named + " exists; " + replace_flag + " replaces it");
 }
 
 }  // namespace ffyolo

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
-#include <tuple>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "ffr/env.h"
 #include "ffyolo/manifest.h"
@@ -365,16 +365,17 @@ Status ReadSplitLists(const std::string& yaml_path, const DataYaml& yaml, const 
   return Status::OK();
 }
 
-// The folders of the splits on disk: each scanned split's image folder, and `left_out`'s under
-// `image_root` (root/images for YOLO sources).
-std::vector<SplitFolder> SplitFolders(const SourceDataset& source, const std::vector<std::string>& left_out,
-                                      const std::string& image_root) {
+// The folders of the splits on disk: each scanned split's image folder, and for those of `on_disk`
+// this pack leaves out, <image root>/<split> for each of `image_roots` (where the layout may keep them).
+std::vector<SplitFolder> SplitFolders(const SourceDataset& source, const std::vector<std::string>& on_disk,
+                                      const std::vector<std::string>& image_roots) {
   std::vector<SplitFolder> folders;
   for (const SourceSplit& split : source.splits)
     folders.push_back({split.name, ResolvedPath(split.images.image_dir()), &split});
-  for (const std::string& name : left_out)
+  for (const std::string& name : on_disk)
     if (std::none_of(source.splits.begin(), source.splits.end(), [&](const SourceSplit& s) { return s.name == name; }))
-      folders.push_back({name, ResolvedPath(image_root + "/" + name), nullptr});
+      for (const std::string& image_root : image_roots)
+        folders.push_back({name, ResolvedPath(image_root + "/" + name), nullptr});
   return folders;
 }
 
@@ -405,7 +406,7 @@ Status ScanYoloTxt(const std::string& root, const std::vector<std::string>& on_d
   }
   if (out->category_ids.empty()) out->category_ids = DefaultCategoryIds(out->class_names);
   if (!yaml_path.empty())
-    FFR_RETURN_IF_ERROR(ReadSplitLists(yaml_path, yaml, SplitFolders(*out, on_disk, root + "/images"), out));
+    FFR_RETURN_IF_ERROR(ReadSplitLists(yaml_path, yaml, SplitFolders(*out, on_disk, {root + "/images"}), out));
   return Status::OK();
 }
 
@@ -425,14 +426,8 @@ Status ReadCocoDataYaml(const ScanOptions& options, const std::vector<std::strin
                                 " class names are not the COCO JSON's " + std::to_string(out->class_names.size()) +
                                 " (" + JoinNames(out->class_names).substr(0, 200) +
                                 "), which are packed; pack the YOLO labels with --layout yolo to use the YAML's");
-  if (s.ok()) {
-    std::vector<SplitFolder> folders = SplitFolders(*out, {}, "");
-    for (const std::string& name : on_disk)  // splits left out of this pack: <split>/ or images/<split>/
-      if (std::none_of(out->splits.begin(), out->splits.end(), [&](const SourceSplit& x) { return x.name == name; }))
-        for (const std::string& folder : {out->root + "/" + name, out->root + "/images/" + name})
-          folders.push_back({name, ResolvedPath(folder), nullptr});
-    s = ReadSplitLists(yaml_path, yaml, folders, out);
-  }
+  if (s.ok())  // a COCO split's images are in <split>/ or images/<split>/
+    s = ReadSplitLists(yaml_path, yaml, SplitFolders(*out, on_disk, {out->root, out->root + "/images"}), out);
   if (s.ok() || given) return s;
   out->train_splits.clear();
   out->val_splits.clear();

@@ -45,6 +45,9 @@ struct SplitInfo {
   std::string label_index = kLabelIndexFile;
   // CRC-32 of the label index file: the identity it and the manifest share. 0 when not recorded.
   uint32_t label_index_crc = 0;
+
+  // Whether the label index at `path`, whose bytes have CRC-32 `file_crc`, is this split's.
+  Status CheckLabelIndex(const std::string& path, uint32_t file_crc) const;
 };
 
 // Joins the names of a set of splits read as one ("train2007+train2012"): no split name holds it.

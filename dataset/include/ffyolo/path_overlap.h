@@ -31,9 +31,9 @@ struct ToolInput {
 ffr::Status CheckOutputApart(const std::string& flag, const std::string& output, const std::vector<ToolInput>& inputs,
                              bool output_emptied = false);
 
-// An output file the user named (`flag`): one that is there already is refused, unless it is a
-// regular file and `replace_flag` was given (`replace`): a device, a FIFO or a folder is never
-// replaced, and a user's file only when asked. AlreadyExists names the file and the flag.
+// An output file the user named (`flag`; "" for one a tool derives): one that is there already is
+// refused, unless it is a regular file and `replace_flag` was given (`replace`): a device, a FIFO or a
+// folder is never replaced, and a user's file only when asked. AlreadyExists names the file and the flag.
 ffr::Status CheckOutputFile(const std::string& flag, const std::string& path, bool replace,
                             const std::string& replace_flag);
 

@@ -12,6 +12,13 @@ namespace {
 // Set by a launcher that bound its workers, so that they do not bind themselves again.
 constexpr char kNumaBoundVariable[] = "FFYOLO_NUMA_BOUND";
 
+// "0,1": --device's and CUDA_VISIBLE_DEVICES' spelling.
+std::string DeviceList(const std::vector<int>& devices) {
+  std::string list;
+  for (int index : devices) list += (list.empty() ? "" : ",") + std::to_string(index);
+  return list;
+}
+
 void Say(const std::function<void(const std::string&)>& sink, const std::string& message) {
   if (sink) sink(message);
 }
@@ -42,11 +49,8 @@ ffr::Status Launch(const LaunchPolicy& policy, const EnvMap& env, const DistEnv&
   lo.job = job;
   lo.log = policy.on_launcher_message;
   if (policy.bind_numa) FFR_RETURN_IF_ERROR(PlanBindings(policy, job.local_world_size, env, &lo.bindings));
-  if (policy.cuda_devices.size() > 1) {  // rank r takes visible device r (device.h)
-    std::string visible;
-    for (int index : policy.cuda_devices) visible += (visible.empty() ? "" : ",") + std::to_string(index);
-    setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
-  }
+  if (policy.cuda_devices.size() > 1)  // rank r takes visible device r (device.h)
+    setenv("CUDA_VISIBLE_DEVICES", DeviceList(policy.cuda_devices).c_str(), 1);
   if (policy.bind_numa) setenv(kNumaBoundVariable, "1", 1);  // the workers are bound before they start
   *exit_code = LaunchWorkers(lo);
   return ffr::Status::OK();
@@ -59,10 +63,8 @@ ffr::Status ApplyLaunchPolicy(const LaunchPolicy& policy, const EnvMap& env, Lau
   LaunchFlags flags = policy.flags;
   if (policy.cuda_devices.size() > 1 && !policy.nproc_given) {  // Ultralytics would fall back to DataParallel here
     flags.nproc = static_cast<int>(policy.cuda_devices.size());
-    std::string devices;
-    for (int index : policy.cuda_devices) devices += (devices.empty() ? "" : ",") + std::to_string(index);
-    Say(policy.on_message,
-        "--device " + devices + ": one data-parallel worker per GPU (--nproc " + std::to_string(flags.nproc) + ")");
+    Say(policy.on_message, "--device " + DeviceList(policy.cuda_devices) +
+                               ": one data-parallel worker per GPU (--nproc " + std::to_string(flags.nproc) + ")");
   }
   FFR_RETURN_IF_ERROR(ResolveLaunch(flags, env, role, job));
   if (*role == LaunchRole::kLauncher) return Launch(policy, env, *job, exit_code);

@@ -3,11 +3,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <tuple>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <tuple>
 
 #include "ffr/env.h"
 #include "ffyolo/autoanchor.h"
