@@ -77,14 +77,13 @@ void AppendUtf8(unsigned code, std::string* out) {
 
 Status JsonScanner::Open(ffr::Env* env, const std::string& path, std::unique_ptr<JsonScanner>* out,
                          size_t chunk) {
-  int fd = -1;
-  FFR_RETURN_IF_ERROR(env->OpenForRead(path, /*direct=*/false, &fd));
+  std::unique_ptr<ffr::RandomAccessFile> file;
+  FFR_RETURN_IF_ERROR(env->NewRandomAccessFile(path, /*direct=*/false, &file));
+  std::shared_ptr<ffr::RandomAccessFile> shared(std::move(file));
   out->reset(new JsonScanner(
       path,
-      [env, fd, path](uint64_t offset, char* buf, size_t n, size_t* got) {
-        return env->Pread(fd, buf, n, offset, got, path);
-      },
-      [env, fd] { env->CloseFile(fd); }, chunk));
+      [shared](uint64_t offset, char* buf, size_t n, size_t* got) { return shared->Read(offset, n, buf, got); },
+      chunk));
   return Status::OK();
 }
 
@@ -96,19 +95,17 @@ JsonScanner::JsonScanner(std::string name, std::string_view text, size_t chunk)
             if (*got > 0) std::memcpy(buf, text.data() + offset, *got);
             return Status::OK();
           },
-          nullptr, chunk) {}
+          chunk) {}
 
-JsonScanner::JsonScanner(std::string name, ReadAt read, std::function<void()> close, size_t chunk)
-    : name_(std::move(name)), read_(std::move(read)), close_(std::move(close)), chunk_(std::max<size_t>(chunk, 1)) {
+JsonScanner::JsonScanner(std::string name, ReadAt read, size_t chunk)
+    : name_(std::move(name)), read_(std::move(read)), chunk_(std::max<size_t>(chunk, 1)) {
   capacity_ = chunk_;
   buf_.reset(new char[capacity_ + 1]);
   p_ = end_ = buf_.get();
   buf_[0] = '\0';
 }
 
-JsonScanner::~JsonScanner() {
-  if (close_) close_();
-}
+JsonScanner::~JsonScanner() = default;
 
 bool JsonScanner::Refill() {
   if (eof_ || failed_) return false;

@@ -87,7 +87,7 @@ class JsonScanner {
  private:
   // Reads up to n bytes at offset into buf, *got < n only at the end.
   using ReadAt = std::function<ffr::Status(uint64_t offset, char* buf, size_t n, size_t* got)>;
-  JsonScanner(std::string name, ReadAt read, std::function<void()> close, size_t chunk);
+  JsonScanner(std::string name, ReadAt read, size_t chunk);
 
   int PeekByte();  // the byte at the cursor, -1 at the end of the input (or a failed read)
   bool Refill();
@@ -114,7 +114,6 @@ class JsonScanner {
 
   const std::string name_;
   const ReadAt read_;
-  const std::function<void()> close_;
   const size_t chunk_;
   std::unique_ptr<char[]> buf_;
   size_t capacity_ = 0;

@@ -15,6 +15,8 @@
 #include <utility>
 
 #include "ffr/env.h"
+#include "mapping_guard.h"
+#include "uring_read_queue.h"
 
 namespace ffr {
 namespace {
@@ -290,15 +292,6 @@ class PosixFileLock : public FileLock {
   int fd_;
 };
 
-}  // namespace
-
-Env* Env::Default() {
-  static Env* env = new Env();
-  return env;
-}
-
-namespace {
-
 const char* KindOfFile(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -308,11 +301,90 @@ const char* KindOfFile(mode_t mode) {
   return "not a plain file";
 }
 
+class PosixRandomAccessFile : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd, bool direct) : path_(std::move(path)), fd_(fd), direct_(direct) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  const std::string& path() const override { return path_; }
+  int descriptor() const override { return fd_; }
+
+  Status Read(uint64_t offset, size_t n, void* dst, size_t* read) const override {
+    size_t done = 0;
+    char* p = static_cast<char*>(dst);
+    while (done < n) {
+      const ssize_t r = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno("read " + path_ + " at offset " + std::to_string(offset + done), errno);
+      }
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+      // O_DIRECT moves whole blocks, so a short read there ended at the end of
+      // the file; asking on at the unaligned position would fail with EINVAL
+      // (or, if the file grew meanwhile, read past what was asked about).
+      if (direct_) break;
+    }
+    *read = done;
+    return Status::OK();
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  bool direct_;
+};
+
+class PosixMappedFile : public MappedFile {
+ public:
+  PosixMappedFile(const uint8_t* data, uint64_t size, int guard) : data_(data), size_(size), guard_(guard) {}
+  ~PosixMappedFile() override {
+    internal::UnguardMapping(guard_);
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+  }
+
+  const uint8_t* data() const override { return data_; }
+  uint64_t size() const override { return size_; }
+  bool Shrank() const override { return internal::MappingShrank(guard_); }
+
+ private:
+  const uint8_t* data_;
+  uint64_t size_;
+  int guard_;
+};
+
+class PosixEnv : public Env {
+ public:
+  Status NewRandomAccessFile(const std::string& path, bool direct, std::unique_ptr<RandomAccessFile>* out) override;
+  Status NewMappedFile(const RandomAccessFile& file, uint64_t size, std::unique_ptr<MappedFile>* out) override;
+  Status NewReadQueue(const std::vector<const RandomAccessFile*>& files, unsigned depth,
+                      std::unique_ptr<ReadQueue>* out) override;
+  using Env::NewWritableFile;
+  Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) override;
+  Status RenameFile(const std::string& from, const std::string& to) override;
+  Status RemoveFile(const std::string& path) override;
+  Status RemoveTree(const std::string& path) override;
+  Status SyncDir(const std::string& dir) override;
+  Status CreateDirs(const std::string& dir) override;
+  Status GetFileSize(const std::string& path, uint64_t* size) override;
+  bool FileExists(const std::string& path) override;
+  bool IsDirectory(const std::string& path) override;
+  Status GetChildren(const std::string& dir, std::vector<std::string>* names) override;
+  Status LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override;
+  Status TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock) override;
+  Status TryLockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock, bool* held_elsewhere) override;
+};
+
 }  // namespace
+
+Env* Env::Default() {
+  static Env* env = new PosixEnv();
+  return env;
+}
 
 // O_NONBLOCK so that a FIFO with no writer cannot block the open (it would, unkillably for a tool
 // deferring its signals, until something writes); every file read here is a regular one.
-Status Env::OpenForRead(const std::string& path, bool direct, int* fd) {
+Status PosixEnv::NewRandomAccessFile(const std::string& path, bool direct, std::unique_ptr<RandomAccessFile>* out) {
   int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;
   if (direct) flags |= O_DIRECT;
   const int f = ::open(path.c_str(), flags);
@@ -338,42 +410,33 @@ Status Env::OpenForRead(const std::string& path, bool direct, int* fd) {
     ::close(f);
     return Status::FromErrno("fcntl " + path, error);
   }
-  *fd = f;
+  out->reset(new PosixRandomAccessFile(path, f, direct));
   return Status::OK();
 }
 
-Status Env::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) {
-  size_t done = 0;
-  char* p = static_cast<char*>(buf);
-  while (done < n) {
-    const ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return Status::FromErrno("read " + path + " at offset " + std::to_string(offset + done), errno);
-    }
-    if (r == 0) break;
-    done += static_cast<size_t>(r);
-    // O_DIRECT moves whole blocks, so a short read there ended at the end of
-    // the file; asking on at the unaligned position would fail with EINVAL
-    // (or, if the file grew meanwhile, read past what was asked about).
-    if (done < n && (fcntl(fd, F_GETFL) & O_DIRECT)) break;
+Status PosixEnv::NewMappedFile(const RandomAccessFile& file, uint64_t size, std::unique_ptr<MappedFile>* out) {
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, file.descriptor(), 0);
+  if (p == MAP_FAILED) return Status::FromErrno("mmap " + file.path(), errno);
+  const int guard = internal::GuardMapping(p, size);
+  if (guard < 0) {
+    ::munmap(p, size);
+    return Status::NotSupported(file.path() + ": too many files mapped at once");
   }
-  *read = done;
+  out->reset(new PosixMappedFile(static_cast<const uint8_t*>(p), size, guard));
   return Status::OK();
 }
 
-void Env::CloseFile(int fd) { ::close(fd); }
-
-Status Env::MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) {
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (p == MAP_FAILED) return Status::FromErrno("mmap " + path, errno);
-  *addr = static_cast<const uint8_t*>(p);
-  return Status::OK();
+Status PosixEnv::NewReadQueue(const std::vector<const RandomAccessFile*>& files, unsigned depth,
+                              std::unique_ptr<ReadQueue>* out) {
+  std::vector<int> fds;
+  for (const RandomAccessFile* file : files) {
+    if (file->descriptor() < 0) return Status::NotSupported(file->path() + ": no descriptor to read through io_uring");
+    fds.push_back(file->descriptor());
+  }
+  return internal::NewUringReadQueue(fds, depth, out);
 }
 
-void Env::UnmapFile(const uint8_t* addr, uint64_t size) { ::munmap(const_cast<uint8_t*>(addr), size); }
-
-Status Env::NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) {
+Status PosixEnv::NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) {
   // A direct file reads back the blocks that WriteAt patches.
   const int flags = direct ? O_RDWR | O_DIRECT : O_WRONLY;
   // Not through a link nor into a FIFO or a device (O_NONBLOCK: opening a FIFO without a reader
@@ -398,12 +461,12 @@ Status Env::NewWritableFile(const std::string& path, bool direct, std::unique_pt
   return Status::OK();
 }
 
-Status Env::RenameFile(const std::string& from, const std::string& to) {
+Status PosixEnv::RenameFile(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno("rename " + from + " to " + to, errno);
   return Status::OK();
 }
 
-Status Env::RemoveFile(const std::string& path) {
+Status PosixEnv::RemoveFile(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno("remove " + path, errno);
   return Status::OK();
 }
@@ -446,9 +509,9 @@ Status RemoveEntry(int dir_fd, const char* name, const std::string& path) {
 // With POSIX calls, not std::filesystem::remove_all: PyTorch's 2.x binaries
 // export a copy of it that jumps to address 0 under another libstdc++
 // (pytorch/pytorch#133437, docs/build.md), and every ffyolo tool may link them.
-Status Env::RemoveTree(const std::string& path) { return RemoveEntry(AT_FDCWD, path.c_str(), path); }
+Status PosixEnv::RemoveTree(const std::string& path) { return RemoveEntry(AT_FDCWD, path.c_str(), path); }
 
-Status Env::SyncDir(const std::string& dir) {
+Status PosixEnv::SyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::FromErrno("open directory " + dir, errno);
   const int rc = ::fsync(fd);
@@ -458,14 +521,14 @@ Status Env::SyncDir(const std::string& dir) {
   return Status::OK();
 }
 
-Status Env::CreateDirs(const std::string& dir) {
+Status PosixEnv::CreateDirs(const std::string& dir) {
   if (dir.empty() || IsDirectory(dir)) return Status::OK();
   FFR_RETURN_IF_ERROR(CreateDirs(DirName(dir)));
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno("mkdir " + dir, errno);
   return Status::OK();
 }
 
-Status Env::GetFileSize(const std::string& path, uint64_t* size) {
+Status PosixEnv::GetFileSize(const std::string& path, uint64_t* size) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::NotFound(path + ": no such file");
@@ -475,14 +538,14 @@ Status Env::GetFileSize(const std::string& path, uint64_t* size) {
   return Status::OK();
 }
 
-bool Env::FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool PosixEnv::FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-bool Env::IsDirectory(const std::string& path) {
+bool PosixEnv::IsDirectory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Status Env::GetChildren(const std::string& dir, std::vector<std::string>* names) {
+Status PosixEnv::GetChildren(const std::string& dir, std::vector<std::string>* names) {
   names->clear();
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) {
@@ -520,21 +583,21 @@ Status OpenLockFile(const std::string& path, int* fd) {
 
 }  // namespace
 
-Status Env::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+Status PosixEnv::LockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
   lock->reset();
   int fd = -1;
   FFR_RETURN_IF_ERROR(OpenLockFile(path, &fd));
   return Flock(path, fd, LOCK_EX, lock);
 }
 
-Status Env::TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
+Status PosixEnv::TryLockFile(const std::string& path, std::unique_ptr<FileLock>* lock) {
   lock->reset();
   int fd = -1;
   FFR_RETURN_IF_ERROR(OpenLockFile(path, &fd));
   return Flock(path, fd, LOCK_EX | LOCK_NB, lock);
 }
 
-Status Env::TryLockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock, bool* held_elsewhere) {
+Status PosixEnv::TryLockFileShared(const std::string& path, std::unique_ptr<FileLock>* lock, bool* held_elsewhere) {
   lock->reset();
   *held_elsewhere = false;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -566,14 +629,13 @@ Status WriteFileAtomically(Env* env, const std::string& path, const std::functio
 Status ReadFileToString(Env* env, const std::string& path, std::string* data) {
   uint64_t size = 0;
   FFR_RETURN_IF_ERROR(env->GetFileSize(path, &size));
-  int fd = -1;
-  FFR_RETURN_IF_ERROR(env->OpenForRead(path, false, &fd));
+  std::unique_ptr<RandomAccessFile> file;
+  FFR_RETURN_IF_ERROR(env->NewRandomAccessFile(path, false, &file));
   data->resize(size);
   size_t got = 0;
-  Status s = env->Pread(fd, data->data(), size, 0, &got, path);
-  env->CloseFile(fd);
-  if (s.ok() && got != size) s = Status::IOError(path + ": file shrank while being read");
-  return s;
+  FFR_RETURN_IF_ERROR(file->Read(0, size, data->data(), &got));
+  if (got != size) return Status::IOError(path + ": file shrank while being read");
+  return Status::OK();
 }
 
 }  // namespace ffr

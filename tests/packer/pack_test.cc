@@ -456,8 +456,9 @@ TEST(PackTest, ShardsGivesThatManyShardsOfEvenSizes) {
 
 // An Env whose first shard's fsync waits (10 s at most) for the second shard's
 // file to be created, and says whether it was.
-class FirstSyncWaitsForTheNextShard : public ffr::Env {
+class FirstSyncWaitsForTheNextShard : public ffr::EnvWrapper {
  public:
+  FirstSyncWaitsForTheNextShard() : EnvWrapper(ffr::Env::Default()) {}
   using ffr::Env::NewWritableFile;
   Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<ffr::WritableFile>* out) override {
     if (path.find("PART_00001.ffr") != std::string::npos) {
@@ -465,7 +466,7 @@ class FirstSyncWaitsForTheNextShard : public ffr::Env {
       next_created_ = true;
       cv_.notify_all();
     }
-    FFR_RETURN_IF_ERROR(ffr::Env::NewWritableFile(path, direct, out));
+    FFR_RETURN_IF_ERROR(EnvWrapper::NewWritableFile(path, direct, out));
     if (path.find("PART_00000.ffr") != std::string::npos) out->reset(new HeldSync(std::move(*out), this));
     return Status::OK();
   }

@@ -157,9 +157,8 @@ TEST(EnvTest, ShortDirectReadStopsAtTheEndOfTheFile) {
   ffyolo::testing::ScratchDir dir("direct_short");
   const std::string path = dir / "f";
   ASSERT_TRUE(ffyolo::testing::WriteStringToFile(path, std::string(8192, 'a')));
-  Env* env = Env::Default();
-  int fd = -1;
-  const Status opened = env->OpenForRead(path, true, &fd);
+  std::unique_ptr<RandomAccessFile> file;
+  const Status opened = Env::Default()->NewRandomAccessFile(path, true, &file);
   if (!opened.ok()) GTEST_SKIP() << "O_DIRECT unsupported here: " << opened.ToString();
   std::atomic<bool> stop{false};
   std::thread resizer([&] {  // 8192 -> 5000 -> 8192 bytes, over and over
@@ -171,14 +170,13 @@ TEST(EnvTest, ShortDirectReadStopsAtTheEndOfTheFile) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   for (int i = 0; shorts < 20 && std::chrono::steady_clock::now() < deadline; ++i) {
     size_t got = 0;
-    const Status s = env->Pread(fd, p, 8192, 0, &got, path);
+    const Status s = file->Read(0, 8192, p, &got);
     ASSERT_TRUE(s.ok()) << "read " << i << ": " << s.ToString();
     EXPECT_TRUE(got == 5000 || got == 8192) << got;
     shorts += got == 5000 ? 1 : 0;
   }
   stop = true;
   resizer.join();
-  env->CloseFile(fd);
   EXPECT_GT(shorts, 0);
 }
 
@@ -249,17 +247,17 @@ TEST(EnvTest, NewWritableFileWritesNeitherThroughALinkNorIntoAFifo) {
 
 // A FIFO with no writer would block open() until something writes (a --weights naming one hung a
 // tool for minutes): refused at once, as is a directory; a regular file reads as before.
-TEST(EnvTest, OpenForReadRefusesWhatIsNotARegularFileWithoutBlocking) {
+TEST(EnvTest, NewRandomAccessFileRefusesWhatIsNotARegularFileWithoutBlocking) {
   ffyolo::testing::ScratchDir scratch("open_for_read");
   const std::string fifo = scratch.path() + "/fifo", file = scratch.path() + "/file";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::ofstream(file) << "bytes";
   Env* env = Env::Default();
-  int fd = -1;
-  Status s = env->OpenForRead(fifo, false, &fd);
+  std::unique_ptr<RandomAccessFile> opened;
+  Status s = env->NewRandomAccessFile(fifo, false, &opened);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(s.ToString().find(fifo + ": is a FIFO, not a regular file"), std::string::npos) << s.ToString();
-  s = env->OpenForRead(scratch.path(), false, &fd);
+  s = env->NewRandomAccessFile(scratch.path(), false, &opened);
   EXPECT_NE(s.ToString().find(scratch.path() + ": is a directory, not a regular file"), std::string::npos)
       << s.ToString();
 
@@ -267,10 +265,9 @@ TEST(EnvTest, OpenForReadRefusesWhatIsNotARegularFileWithoutBlocking) {
   s = ReadFileToString(env, file, &bytes);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(bytes, "bytes");
-  s = env->OpenForRead(file, false, &fd);
+  s = env->NewRandomAccessFile(file, false, &opened);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_NONBLOCK, 0) << "the descriptor handed out blocks as usual";
-  env->CloseFile(fd);
+  EXPECT_EQ(::fcntl(opened->descriptor(), F_GETFL) & O_NONBLOCK, 0) << "the descriptor reads block as usual";
 }
 
 }  // namespace

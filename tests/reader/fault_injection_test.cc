@@ -24,28 +24,60 @@ void WriteFour(const std::string& path, Env* env) {
   ASSERT_TRUE(w->Finish().ok());
 }
 
-std::unique_ptr<Reader> OpenWith(const std::string& path, FaultyEnv* env) {
-  ReaderOptions opts;
-  opts.backend = IoBackend::kPread;
-  opts.env = env;
-  std::unique_ptr<Reader> r;
-  EXPECT_TRUE(Reader::Open(path, opts, &r).ok());
-  return r;
-}
+// Read faults reach the reader whichever backend reads: pread through the Env's files, io_uring
+// through its read queues. Each test reads the four samples of `path` through `reader`.
+class ReadFaultTest : public ::testing::TestWithParam<IoBackend> {
+ protected:
+  ReadFaultTest() : dir("read_fault"), path(dir / "PART_00000.ffr") {}
 
-TEST(FaultInjectionTest, ReadErrorNamesFile) {
-  ScratchDir dir("eio");
+  void SetUp() override {
+    WriteFour(path, &env);
+    ReaderOptions opts;
+    opts.backend = GetParam();
+    opts.env = &env;
+    const Status opened = Reader::Open(path, opts, &reader);
+    if (opened.IsNotSupported()) GTEST_SKIP() << "io_uring unavailable here: " << opened.ToString();
+    ASSERT_TRUE(opened.ok()) << opened.ToString();
+    ASSERT_EQ(reader->backend(), GetParam());
+  }
+
+  ScratchDir dir;
+  std::string path;
   FaultyEnv env;
-  const std::string path = dir / "PART_00000.ffr";
-  WriteFour(path, &env);
-  auto r = OpenWith(path, &env);
+  std::unique_ptr<Reader> reader;
+};
+
+TEST_P(ReadFaultTest, ReadErrorNamesFile) {
   env.fail_reads_after_open = true;
   ReadBuffer buf;
   Sample s;
-  Status st = r->Read(2, &buf, &s);
+  Status st = reader->Read(2, &buf, &s);
   EXPECT_TRUE(st.IsIOError()) << st.ToString();
   EXPECT_NE(st.message().find(path + " sample 2"), std::string::npos) << st.ToString();
+  // A batch fails as a whole, and the reader reads again once the fault is gone.
+  const int64_t batch[] = {0, 1, 2, 3};
+  Sample out[4];
+  EXPECT_TRUE(reader->ReadBatch(batch, 4, &buf, out).IsIOError());
+  env.fail_reads_after_open = false;
+  ASSERT_TRUE(reader->ReadBatch(batch, 4, &buf, out).ok());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(out[3].data), out[3].size), "delta");
 }
+
+TEST_P(ReadFaultTest, ShortReadIsCorruption) {
+  env.reads_end_at = reader->sample_size(0) + 60 + 2;  // the file cut inside sample 1 (the header is 60 bytes)
+  ReadBuffer buf;
+  Sample s;
+  Status st = reader->Read(1, &buf, &s);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("short read"), std::string::npos);
+  EXPECT_NE(st.message().find("sample 1"), std::string::npos);
+  ASSERT_TRUE(reader->Read(0, &buf, &s).ok()) << "sample 0 lies before the cut";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ReadFaultTest, ::testing::Values(IoBackend::kPread, IoBackend::kIoUring),
+                         [](const ::testing::TestParamInfo<IoBackend>& info) {
+                           return std::string(IoBackendName(info.param)) == "io_uring" ? "IoUring" : "Pread";
+                         });
 
 TEST(FaultInjectionTest, FailedMapNamesFile) {
   ScratchDir dir("map");
@@ -62,19 +94,25 @@ TEST(FaultInjectionTest, FailedMapNamesFile) {
   EXPECT_NE(st.message().find("mmap " + path), std::string::npos) << st.ToString();
 }
 
-TEST(FaultInjectionTest, ShortReadIsCorruption) {
-  ScratchDir dir("short");
+// A mapped shard whose pages vanished (cut while mapped) is refused, not read as zeros.
+TEST(FaultInjectionTest, ShrunkMappingIsCorruption) {
+  ScratchDir dir("map_shrink");
   FaultyEnv env;
   const std::string path = dir / "PART_00000.ffr";
   WriteFour(path, &env);
-  auto r = OpenWith(path, &env);
-  env.short_reads = true;
+  ReaderOptions opts;
+  opts.backend = IoBackend::kMmap;
+  opts.env = &env;
+  std::unique_ptr<Reader> r;
+  ASSERT_TRUE(Reader::Open(path, opts, &r).ok());
   ReadBuffer buf;
   Sample s;
-  Status st = r->Read(1, &buf, &s);
+  ASSERT_TRUE(r->Read(3, &buf, &s).ok());
+  env.maps_shrink = true;
+  const Status st = r->Read(3, &buf, &s);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
-  EXPECT_NE(st.message().find("short read"), std::string::npos);
-  EXPECT_NE(st.message().find("sample 1"), std::string::npos);
+  EXPECT_NE(st.message().find(path + " sample 3"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("shrank"), std::string::npos) << st.ToString();
 }
 
 TEST(FaultInjectionTest, FailedSyncLeavesNoShard) {

@@ -228,13 +228,14 @@ TEST(FormatTest, WriterCountsSkippedSamplesAgainstTheAnnounced) {
 }
 
 // Records every StartWriteback of the files it creates.
-class WritebackRecordingEnv : public Env {
+class WritebackRecordingEnv : public EnvWrapper {
  public:
+  WritebackRecordingEnv() : EnvWrapper(Env::Default()) {}
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // offset, length
 
   Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) override {
     std::unique_ptr<WritableFile> inner;
-    FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, direct, &inner));
+    FFR_RETURN_IF_ERROR(EnvWrapper::NewWritableFile(path, direct, &inner));
     out->reset(new File(std::move(inner), this));
     return Status::OK();
   }
@@ -286,15 +287,16 @@ TEST(FormatTest, WriterStartsWritebackEveryFewBytes) {
 }
 
 // Refuses O_DIRECT, as some file systems do.
-class NoDirectEnv : public Env {
+class NoDirectEnv : public EnvWrapper {
  public:
+  NoDirectEnv() : EnvWrapper(Env::Default()) {}
   int direct_refused = 0;
   Status NewWritableFile(const std::string& path, bool direct, std::unique_ptr<WritableFile>* out) override {
     if (direct) {
       ++direct_refused;
       return Status::NotSupported(path + ": no O_DIRECT here");
     }
-    return Env::NewWritableFile(path, false, out);
+    return EnvWrapper::NewWritableFile(path, false, out);
   }
 };
 

@@ -9,6 +9,7 @@
 
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
+#include "testing/faulty_env.h"
 #include "testing/test_env.h"
 
 namespace ffr {
@@ -263,16 +264,6 @@ TEST(ReaderTest, MmapViewsPointIntoTheMappedShardAndNeedNoBuffer) {
   EXPECT_EQ(AsString(out[0]), samples[5]);
 }
 
-// An Env that records the data reads the pread backend asks for.
-class RecordingEnv : public Env {
- public:
-  Status Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) override {
-    reads.emplace_back(offset, n);
-    return Env::Pread(fd, buf, n, offset, read, path);
-  }
-  std::vector<std::pair<uint64_t, size_t>> reads;
-};
-
 // What sample_alignment is for: with O_DIRECT, an aligned sample costs its own
 // blocks and no more, where the same sample packed back to back costs one more.
 TEST(ReaderTest, DirectReadOfAnAlignedSampleFetchesOnlyItsBlocks) {
@@ -283,7 +274,7 @@ TEST(ReaderTest, DirectReadOfAnAlignedSampleFetchesOnlyItsBlocks) {
     ShardWriterOptions writer_options;
     writer_options.sample_alignment = alignment;
     WriteShards(dir.path(), samples, samples.size(), writer_options);
-    RecordingEnv env;
+    ffyolo::testing::FaultyEnv env;  // records the reads
     ReaderOptions options;
     options.backend = IoBackend::kPread;
     options.direct_io = true;
@@ -294,11 +285,11 @@ TEST(ReaderTest, DirectReadOfAnAlignedSampleFetchesOnlyItsBlocks) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     ReadBuffer buf;
     for (int64_t i : {0, 2}) {  // the 16 KiB samples
-      env.reads.clear();
+      env.ClearReads();
       Sample sample;
       ASSERT_TRUE(r->Read(i, &buf, &sample).ok());
-      ASSERT_EQ(env.reads.size(), 1u);
-      EXPECT_EQ(env.reads[0].second, alignment > 0 ? 16384u : 20480u) << "sample " << i << ", alignment " << alignment;
+      ASSERT_EQ(env.reads().size(), 1u);
+      EXPECT_EQ(env.reads()[0].n, alignment > 0 ? 16384u : 20480u) << "sample " << i << ", alignment " << alignment;
       EXPECT_EQ(AsString(sample), samples[i]);
     }
   }

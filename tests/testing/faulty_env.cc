@@ -1,6 +1,8 @@
 #include "testing/faulty_env.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <unordered_map>
 
 namespace ffyolo::testing {
 
@@ -74,39 +76,125 @@ bool FaultyEnv::NamesAFailedPath(const std::string& message) const {
   return false;
 }
 
-Status FaultyEnv::Pread(int fd, void* buf, size_t n, uint64_t offset, size_t* read, const std::string& path) {
-  if (offset >= kFourSampleHeader && fail_reads_after_open) return Status::IOError("read " + path + ": injected EIO");
-  Status s = Env::Pread(fd, buf, n, offset, read, path);
-  if (s.ok() && short_reads && offset >= kFourSampleHeader) *read /= 2;
-  return s;
+class FaultyEnv::ReadFile : public ffr::RandomAccessFile {
+ public:
+  ReadFile(std::unique_ptr<ffr::RandomAccessFile> inner, FaultyEnv* env) : inner_(std::move(inner)), env_(env) {}
+
+  const std::string& path() const override { return inner_->path(); }
+  int descriptor() const override { return inner_->descriptor(); }
+  Status Read(uint64_t offset, size_t n, void* dst, size_t* read) const override {
+    if (env_->FailsRead(offset, n)) return Status::IOError("read " + path() + ": injected EIO");
+    return inner_->Read(offset, env_->BeforeTheEnd(offset, n), dst, read);
+  }
+
+ private:
+  std::unique_ptr<ffr::RandomAccessFile> inner_;
+  FaultyEnv* env_;
+};
+
+class FaultyEnv::Queue : public ffr::ReadQueue {
+ public:
+  Queue(std::unique_ptr<ffr::ReadQueue> inner, FaultyEnv* env) : inner_(std::move(inner)), env_(env) {}
+
+  unsigned depth() const override { return inner_->depth(); }
+  void Prepare(size_t file, uint64_t offset, size_t n, void* dst, uint64_t tag) override {
+    asked_[tag] = {offset, n};
+    inner_->Prepare(file, offset, n, dst, tag);
+  }
+  Status SubmitAndReap(unsigned wait, const Completion& complete) override {
+    return inner_->SubmitAndReap(wait, [&](uint64_t tag, int64_t result) {
+      const ReadCall asked = asked_.at(tag);
+      if (env_->FailsRead(asked.offset, asked.n)) result = -EIO;
+      if (result > 0) result = std::min<int64_t>(result, env_->BeforeTheEnd(asked.offset, asked.n));
+      complete(tag, result);
+    });
+  }
+
+ private:
+  std::unique_ptr<ffr::ReadQueue> inner_;
+  FaultyEnv* env_;
+  std::unordered_map<uint64_t, ReadCall> asked_;  // by tag
+};
+
+class FaultyEnv::Mapping : public ffr::MappedFile {
+ public:
+  Mapping(std::unique_ptr<ffr::MappedFile> inner, const FaultyEnv* env) : inner_(std::move(inner)), env_(env) {}
+
+  const uint8_t* data() const override { return inner_->data(); }
+  uint64_t size() const override { return inner_->size(); }
+  bool Shrank() const override { return env_->maps_shrink || inner_->Shrank(); }
+
+ private:
+  std::unique_ptr<ffr::MappedFile> inner_;
+  const FaultyEnv* env_;
+};
+
+bool FaultyEnv::FailsRead(uint64_t offset, size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reads_.push_back({offset, n});
+  return fail_reads_after_open && offset >= kFourSampleHeader;
 }
 
-Status FaultyEnv::MapFile(int fd, uint64_t size, const std::string& path, const uint8_t** addr) {
-  if (fail_map) return Status::FromErrno("mmap " + path, ENOMEM);
-  return Env::MapFile(fd, size, path, addr);
+size_t FaultyEnv::BeforeTheEnd(uint64_t offset, size_t n) const {
+  return offset >= reads_end_at ? 0 : static_cast<size_t>(std::min<uint64_t>(n, reads_end_at - offset));
+}
+
+std::vector<FaultyEnv::ReadCall> FaultyEnv::reads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reads_;
+}
+
+void FaultyEnv::ClearReads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  reads_.clear();
+}
+
+Status FaultyEnv::NewRandomAccessFile(const std::string& path, bool direct,
+                                      std::unique_ptr<ffr::RandomAccessFile>* out) {
+  std::unique_ptr<ffr::RandomAccessFile> inner;
+  FFR_RETURN_IF_ERROR(EnvWrapper::NewRandomAccessFile(path, direct, &inner));
+  out->reset(new ReadFile(std::move(inner), this));
+  return Status::OK();
+}
+
+Status FaultyEnv::NewMappedFile(const ffr::RandomAccessFile& file, uint64_t size,
+                                std::unique_ptr<ffr::MappedFile>* out) {
+  if (fail_map) return Status::FromErrno("mmap " + file.path(), ENOMEM);
+  std::unique_ptr<ffr::MappedFile> inner;
+  FFR_RETURN_IF_ERROR(EnvWrapper::NewMappedFile(file, size, &inner));
+  out->reset(new Mapping(std::move(inner), this));
+  return Status::OK();
+}
+
+Status FaultyEnv::NewReadQueue(const std::vector<const ffr::RandomAccessFile*>& files, unsigned depth,
+                               std::unique_ptr<ffr::ReadQueue>* out) {
+  std::unique_ptr<ffr::ReadQueue> inner;
+  FFR_RETURN_IF_ERROR(EnvWrapper::NewReadQueue(files, depth, &inner));
+  out->reset(new Queue(std::move(inner), this));
+  return Status::OK();
 }
 
 Status FaultyEnv::NewWritableFile(const std::string& path, bool direct, std::unique_ptr<ffr::WritableFile>* out) {
   if (Fails(WriteOp::kCreate, path)) return Status::FromErrno("create " + path + " (injected)", ENOSPC);
   std::unique_ptr<ffr::WritableFile> inner;
-  FFR_RETURN_IF_ERROR(Env::NewWritableFile(path, direct, &inner));
+  FFR_RETURN_IF_ERROR(EnvWrapper::NewWritableFile(path, direct, &inner));
   out->reset(new File(std::move(inner), path, this));
   return Status::OK();
 }
 
 Status FaultyEnv::RenameFile(const std::string& from, const std::string& to) {
   if (Fails(WriteOp::kRename, from)) return Status::FromErrno("rename " + from + " to " + to + " (injected)", EIO);
-  return Env::RenameFile(from, to);
+  return EnvWrapper::RenameFile(from, to);
 }
 
 Status FaultyEnv::RemoveFile(const std::string& path) {
   if (Fails(WriteOp::kRemove, path)) return Status::FromErrno("remove " + path + " (injected)", EIO);
-  return Env::RemoveFile(path);
+  return EnvWrapper::RemoveFile(path);
 }
 
 Status FaultyEnv::RemoveTree(const std::string& path) {
   if (Fails(WriteOp::kRemove, path)) return Status::FromErrno("remove " + path + " (injected)", EIO);
-  return Env::RemoveTree(path);
+  return EnvWrapper::RemoveTree(path);
 }
 
 Status FaultyEnv::SyncDir(const std::string& dir) {
@@ -116,7 +204,7 @@ Status FaultyEnv::SyncDir(const std::string& dir) {
 
 Status FaultyEnv::CreateDirs(const std::string& dir) {
   if (Fails(WriteOp::kCreateDirs, dir)) return Status::FromErrno("mkdir " + dir + " (injected)", EIO);
-  return Env::CreateDirs(dir);
+  return EnvWrapper::CreateDirs(dir);
 }
 
 }  // namespace ffyolo::testing

@@ -3,6 +3,8 @@
 //
 // Reads go through io_uring (a whole batch per submission, registered files)
 // when the kernel allows it, else through pread; both give identical bytes.
+// Every backend reads through the Env (its ReadQueues, RandomAccessFiles and
+// MappedFiles), so a wrapping Env sees, and may fail, every read.
 // With direct_io the reader opens the shards with O_DIRECT and reads each
 // sample's 4096-aligned superset into the aligned ReadBuffer, handing back a
 // view at the right offset, so there is still no copy. The mmap backend maps
@@ -28,6 +30,10 @@
 #include "ffr/status.h"
 
 namespace ffr {
+namespace internal {
+class ReadBackend;
+struct ReadRequest;
+}  // namespace internal
 
 enum class IoBackend { kAuto, kIoUring, kPread, kMmap };
 
@@ -101,34 +107,32 @@ class Reader {
 
  private:
   struct Shard;
-  class Ring;
-  struct Request;
+  class Hooks;
 
   Reader(const ReaderOptions& options, std::vector<std::string> paths);
   Status OpenShards();
+  Status ReadHeader(Shard& shard);
   Status CheckIndex(int64_t index) const;
   // Checks `index` and fills where its bytes are: the sample itself, or its
   // 4096-aligned superset with direct_io. Leaves r->dst to the caller.
-  Status Plan(int64_t index, Request* r) const;
-  // Reads every request. Requests without a destination (dst == nullptr)
+  Status Plan(int64_t index, internal::ReadRequest* r) const;
+  // Reads every request through the backend. Requests without a destination (dst == nullptr)
   // borrow one of queue_depth stream buffers while in flight and are handed
   // to `consume` when they land.
-  Status Submit(Request* requests, size_t count, const StreamConsumer* consume = nullptr) const;
+  Status Submit(internal::ReadRequest* requests, size_t count, const StreamConsumer* consume = nullptr) const;
   Status VerifyChecksum(int64_t index, const uint8_t* data, size_t size) const;
   // kMmap: the samples' places in the mapped shards, checksums checked.
   Status ViewMapped(const int64_t* indices, size_t count, Sample* out) const;
-  std::unique_ptr<Ring> AcquireRing() const;
-  void ReleaseRing(std::unique_ptr<Ring> ring) const;
 
   ReaderOptions options_;
   Env* env_;
   std::vector<std::string> paths_;
   std::vector<Shard> shards_;
+  std::vector<std::unique_ptr<RandomAccessFile>> files_;  // one per shard, O_DIRECT with direct_io
   std::vector<int64_t> starts_;  // global index of each shard's first sample, plus the total
   int64_t total_ = 0;
   IoBackend backend_ = IoBackend::kPread;
-  struct RingPool;
-  std::unique_ptr<RingPool> rings_;
+  std::unique_ptr<internal::ReadBackend> reads_;  // pread or io_uring; none with kMmap
 };
 
 }  // namespace ffr
