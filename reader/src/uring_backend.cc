@@ -45,7 +45,8 @@ class UringBackend : public ReadBackend {
       queue->Prepare(r.shard, r.offset + r.done, len, r.dst + r.done, k);
       ++in_flight;
     };
-    auto finish = [&](uint64_t k, int64_t result) {
+    // Made once: a std::function of this many captures allocates.
+    const ReadQueue::Completion finish = [&](uint64_t k, int64_t result) {
       --in_flight;
       ReadRequest& r = requests[k];
       if (result == -EAGAIN || result == -EINTR) {
