@@ -13,7 +13,7 @@
 #include "ffyolo/cli.h"
 #include "ffyolo/flag_checks.h"
 #include "ffyolo/inspect.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/progress.h"
 

@@ -12,7 +12,7 @@
 #include "ffyolo/dataset_eval.h"
 #include "ffyolo/flag_checks.h"
 #include "ffyolo/model_config.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/train.h"
 #include "ffyolo/val_run.h"
 

@@ -22,7 +22,7 @@
 #include "ffyolo/letterbox.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/mosaic.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/perspective.h"
 #include "ffyolo/planes.h"
 #include "ffyolo/random.h"

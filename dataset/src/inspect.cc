@@ -15,7 +15,7 @@
 #include "ffr/env.h"
 #include "ffr/format.h"
 #include "ffyolo/image_check.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 
 namespace ffyolo {
 namespace {

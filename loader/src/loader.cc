@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "ffyolo/disk_space.h"
+#include "ffyolo/output/disk_space.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"

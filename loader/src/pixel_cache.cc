@@ -14,13 +14,13 @@
 #include "ffr/format.h"
 #include "ffr/shard_writer.h"
 #include "ffyolo/cpus.h"
-#include "ffyolo/disk_space.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/disk_space.h"
+#include "ffyolo/output/path_overlap.h"
+#include "ffyolo/output/report_clock.h"
+#include "ffyolo/output/shard_set_writer.h"
 #include "ffyolo/record.h"
-#include "ffyolo/report_clock.h"
-#include "ffyolo/shard_file.h"
 #include "ffyolo/yaml_parse.h"
 #include "sample_builder.h"
 
@@ -33,12 +33,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kCacheVersion = 1;
 constexpr char kCacheManifest[] = "cache.yaml";
 constexpr char kStateFile[] = ".cache-state";
-constexpr char kLockFile[] = "LOCK";
-
-bool IsShardFile(const std::string& name) {
-  return name.rfind("PART_", 0) == 0 && (name.size() > 4 && (name.compare(name.size() - 4, 4, ".ffr") == 0 ||
-                                                              name.compare(name.size() - 4, 4, ".tmp") == 0));
-}
 
 std::string Hex32(uint32_t v) {
   char buf[16];
@@ -157,28 +151,24 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
   return Status::OK();
 }
 
-// The samples of each shard: [starts[k], starts[k + 1]), cut at about
-// shard_bytes of records; *total_bytes is what the shards take on disk (the
-// records' sizes follow from the label index: no image is decoded).
-std::vector<int64_t> PlanShards(const LabelIndex& index, int img_size, uint64_t shard_bytes,
-                                uint64_t* total_bytes) {
-  std::vector<int64_t> starts{0};
-  uint64_t bytes = 0;
-  *total_bytes = ffr::kShardPrefixSize;
+// The size of each sample's cached record, which plans the shards: it follows
+// from the label index, so no image is decoded.
+std::vector<uint64_t> RecordSizes(const LabelIndex& index, int img_size) {
+  std::vector<uint64_t> sizes;
+  sizes.reserve(index.size());
   for (size_t i = 0; i < index.size(); ++i) {
-    if (bytes >= shard_bytes) {
-      starts.push_back(static_cast<int64_t>(i));
-      bytes = 0;
-      *total_bytes += ffr::kShardPrefixSize;
-    }
     const cv::Size size = LoadResizeSize(index.width(i), index.height(i), img_size);
-    const uint64_t record = kRecordHeaderSize + index.file_name(i).size() + kRecordBoxSize * index.box_count(i) +
-                            uint64_t{3} * size.width * size.height;
-    bytes += record;
-    *total_bytes += record + ffr::kShardEntrySize;
+    sizes.push_back(kRecordHeaderSize + index.file_name(i).size() + kRecordBoxSize * index.box_count(i) +
+                    uint64_t{3} * size.width * size.height);
   }
-  starts.push_back(static_cast<int64_t>(index.size()));
-  return starts;
+  return sizes;
+}
+
+// What shards of those records, cut at `starts`, take on disk.
+uint64_t ShardSetBytes(const std::vector<uint64_t>& records, const std::vector<size_t>& starts) {
+  uint64_t bytes = (starts.size() - 1) * ffr::kShardPrefixSize;
+  for (const uint64_t record : records) bytes += record + ffr::kShardEntrySize;
+  return bytes;
 }
 
 // The output must be the dataset's cache folder or lie outside the dataset, so
@@ -219,22 +209,22 @@ Status CheckShard(const std::string& path, int64_t samples, uint64_t bytes, bool
 }
 
 // A folder holding anything but a pixel cache's files is someone else's.
-Status RefuseForeignFolder(ffr::Env* env, const std::string& dir) {
+Status RefuseForeignFolder(ffr::Env* env, const ShardSetWriter& writer) {
+  const std::string& dir = writer.dir();
   if (!env->IsDirectory(dir)) return Status::OK();
   std::vector<std::string> children;
   FFR_RETURN_IF_ERROR(env->GetChildren(dir, &children));
   for (const std::string& name : children)
-    if (name != kLockFile && name != kCacheManifest && name != kStateFile && name != std::string(kCacheManifest) + ".tmp" &&
-        name != std::string(kStateFile) + ".tmp" && !IsShardFile(name))
+    if (!writer.IsOwnFile(name) && !IsShardFile(name))
       return Status::AlreadyExists(dir + ": holds '" + name + "' and is not a pixel cache; choose another folder");
   return Status::OK();
 }
 
 class CacheBuilder {
  public:
-  CacheBuilder(const Dataset& dataset, const PixelCacheOptions& opt, const std::string& dir, CacheInputs* in,
+  CacheBuilder(const Dataset& dataset, const PixelCacheOptions& opt, ShardSetWriter* writer, CacheInputs* in,
                PixelCacheSummary* summary)
-      : dataset_(dataset), opt_(opt), dir_(dir), in_(in), summary_(summary) {}
+      : dataset_(dataset), opt_(opt), writer_(*writer), dir_(writer->dir()), in_(in), summary_(summary) {}
 
   Status Run();
 
@@ -247,11 +237,12 @@ class CacheBuilder {
   // What is in the folder: true when it is a complete cache of in_->identity.
   Status Inspect(bool* complete, bool* keep_shards);
   Status RemoveShards();
-  Status BuildShard(size_t k, int64_t begin, int64_t end, CacheShard* shard);
+  Status BuildShard(const std::string& path, int64_t begin, int64_t end, uint64_t* bytes);
   Status WriteShard(const std::string& path, const std::vector<std::string>& records, uint64_t* bytes);
 
   const Dataset& dataset_;
   const PixelCacheOptions& opt_;
+  ShardSetWriter& writer_;  // holds the folder's LOCK
   const std::string dir_;
   CacheInputs* in_;
   PixelCacheSummary* summary_;
@@ -269,8 +260,8 @@ void CacheBuilder::Report(bool force) {
 Status CacheBuilder::Inspect(bool* complete, bool* keep_shards) {
   ffr::Env* env = opt_.env;
   *complete = *keep_shards = false;
-  FFR_RETURN_IF_ERROR(RefuseForeignFolder(env, dir_));
-  const std::string manifest_path = dir_ + "/" + kCacheManifest;
+  FFR_RETURN_IF_ERROR(RefuseForeignFolder(env, writer_));
+  const std::string manifest_path = writer_.commit_path();
   std::string text;
   if (ffr::ReadFileToString(env, manifest_path, &text).ok()) {
     CacheManifest m;
@@ -299,18 +290,21 @@ Status CacheBuilder::Inspect(bool* complete, bool* keep_shards) {
     }
     *keep_shards = true;
     // From here on it is an unfinished build, which a crash leaves resumable.
-    FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
+    FFR_RETURN_IF_ERROR(writer_.Begin(in_->identity.ToYaml()));
     FFR_RETURN_IF_ERROR(env->RemoveFile(manifest_path));
     for (const std::string& path : damaged) FFR_RETURN_IF_ERROR(env->RemoveFile(path));
     return Status::OK();
   }
-  std::string state;
-  if (ffr::ReadFileToString(env, dir_ + "/" + kStateFile, &state).ok()) {
-    *keep_shards = state == in_->identity.ToYaml();
-    if (*keep_shards)
+  switch (writer_.ReadState(in_->identity.ToYaml())) {
+    case ShardSetWriter::Found::kSameWork:
+      *keep_shards = true;
       Message("resuming the unfinished pixel cache in " + dir_);
-    else
+      break;
+    case ShardSetWriter::Found::kOtherWork:
       Message(dir_ + " holds an unfinished pixel cache of other settings: starting over");
+      break;
+    case ShardSetWriter::Found::kNoState:
+      break;
   }
   return Status::OK();
 }
@@ -335,7 +329,8 @@ Status CacheBuilder::WriteShard(const std::string& path, const std::vector<std::
   return Status::OK();
 }
 
-Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard* shard) {
+// Decodes samples [begin, end) and writes them as the shard at `path`.
+Status CacheBuilder::BuildShard(const std::string& path, int64_t begin, int64_t end, uint64_t* bytes) {
   std::vector<std::string> records(end - begin);
   std::vector<SampleError> errors(end - begin);
   SampleContext context;
@@ -379,9 +374,7 @@ Status CacheBuilder::BuildShard(size_t k, int64_t begin, int64_t end, CacheShard
   for (std::thread& t : pool) t.join();
   for (const SampleError& e : errors)  // the first bad sample in order, whichever thread met it
     if (!e.status.ok()) return e.status;
-  shard->file = ShardFileName(k);
-  shard->samples = end - begin;
-  return WriteShard(dir_ + "/" + shard->file, records, &shard->bytes);
+  return WriteShard(path, records, bytes);
 }
 
 Status CacheBuilder::Run() {
@@ -411,44 +404,45 @@ Status CacheBuilder::Steps() {
     return Status::Corruption(dataset_.split_dir(in_->split) + ": the label index lists " +
                               std::to_string(index.size()) + " samples, the shards hold " +
                               std::to_string(in_->identity.samples));
-  const std::vector<int64_t> starts = PlanShards(index, opt_.img_size, opt_.shard_bytes, &space_.total);
+  const std::vector<uint64_t> records = RecordSizes(index, opt_.img_size);
+  const std::vector<size_t> starts = PlanShards(records, opt_.shard_bytes);
+  const size_t shard_count = starts.size() - 1;
+  space_.total = ShardSetBytes(records, starts);
   if (!keep_shards) FFR_RETURN_IF_ERROR(RemoveShards());
   // Refused before the first decode when it cannot fit, rather than after filling the disk.
-  for (size_t k = 0; keep_shards && k + 1 < starts.size(); ++k) {
-    uint64_t size = 0;
-    if (env->GetFileSize(dir_ + "/" + ShardFileName(k), &size).ok()) space_.kept += size;
-  }
+  if (keep_shards) space_.kept = writer_.ShardBytes("", shard_count);
   FFR_RETURN_IF_ERROR(CheckFreeSpace(space_));
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kStateFile, in_->identity.ToYaml()));
+  FFR_RETURN_IF_ERROR(writer_.Begin(in_->identity.ToYaml()));
 
   CacheManifest m;
   m.identity = in_->identity;
-  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+  for (size_t k = 0; k < shard_count; ++k) {
     if (opt_.stop_requested && opt_.stop_requested())
       return Status::Aborted(dir_ + ": the build stopped on request after " + std::to_string(k) + " of " +
-                             std::to_string(starts.size() - 1) + " shards; the next one resumes after them");
-    CacheShard shard;
-    const std::string path = dir_ + "/" + ShardFileName(k);
-    if (keep_shards && env->FileExists(path) &&
-        CheckShard(path, starts[k + 1] - starts[k], /*bytes=*/0, opt_.verify, env).ok()) {
-      shard = {ShardFileName(k), starts[k + 1] - starts[k], 0};
+                             std::to_string(shard_count) + " shards; the next one resumes after them");
+    const int64_t begin = static_cast<int64_t>(starts[k]), end = static_cast<int64_t>(starts[k + 1]);
+    CacheShard shard{ShardFileName(k), end - begin, 0};
+    const auto keep = [&](const std::string& path, bool* kept) {
+      *kept = CheckShard(path, shard.samples, /*bytes=*/0, opt_.verify, env).ok();
+      if (!*kept) return Status::OK();
       FFR_RETURN_IF_ERROR(env->GetFileSize(path, &shard.bytes));
       done_ += shard.samples;
       bytes_ += shard.bytes;
       ++summary_->kept_shards;
-    } else {
-      FFR_RETURN_IF_ERROR(env->RemoveFile(path));
-      FFR_RETURN_IF_ERROR(BuildShard(k, starts[k], starts[k + 1], &shard));
+      return Status::OK();
+    };
+    const auto build = [&](const std::string& path) {
+      FFR_RETURN_IF_ERROR(BuildShard(path, begin, end, &shard.bytes));
       ++summary_->built_shards;
-    }
+      return Status::OK();
+    };
+    FFR_RETURN_IF_ERROR(writer_.WriteShard("", k, keep, build));
     m.bytes += shard.bytes;
     m.shards.push_back(shard);
     Report(false);
   }
   Report(true);
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(env, dir_ + "/" + kCacheManifest, CacheManifestYaml(m)));
-  FFR_RETURN_IF_ERROR(env->RemoveFile(dir_ + "/" + kStateFile));
-  FFR_RETURN_IF_ERROR(env->SyncDir(dir_));
+  FFR_RETURN_IF_ERROR(writer_.Commit(CacheManifestYaml(m)));
   summary_->bytes = m.bytes;
   return Status::OK();
 }
@@ -480,12 +474,11 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
   FFR_RETURN_IF_ERROR(CheckPlace(dataset, dir));
   summary->directory = dir;
   summary->split = in.split;
+  ShardSetWriter writer(opt.env, dir, kStateFile, kCacheManifest);
   // Checked again under the lock (Inspect): here, so that no LOCK is left in someone else's folder.
-  FFR_RETURN_IF_ERROR(RefuseForeignFolder(opt.env, dir));
-  FFR_RETURN_IF_ERROR(opt.env->CreateDirs(dir));
-  std::unique_ptr<ffr::FileLock> lock;
-  FFR_RETURN_IF_ERROR(opt.env->LockFile(dir + "/" + kLockFile, &lock));
-  FFR_RETURN_IF_ERROR(CacheBuilder(dataset, opt, dir, &in, summary).Run());
+  FFR_RETURN_IF_ERROR(RefuseForeignFolder(opt.env, writer));
+  FFR_RETURN_IF_ERROR(writer.Lock(nullptr));
+  FFR_RETURN_IF_ERROR(CacheBuilder(dataset, opt, &writer, &in, summary).Run());
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();
 }

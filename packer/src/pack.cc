@@ -22,13 +22,13 @@
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
 #include "ffyolo/cpus.h"
-#include "ffyolo/disk_space.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/disk_space.h"
+#include "ffyolo/output/path_overlap.h"
+#include "ffyolo/output/report_clock.h"
+#include "ffyolo/output/shard_set_writer.h"
 #include "ffyolo/record.h"
-#include "ffyolo/report_clock.h"
-#include "ffyolo/shard_file.h"
 #include "jpeg_shrinker.h"
 
 namespace ffyolo {
@@ -76,19 +76,14 @@ uint64_t LeastShardBytes(const PackOptions& opt, const ImageSizes& sizes) {
   return bytes;
 }
 
-// Bytes of the shards a resumed pack keeps.
-uint64_t FinishedShardBytes(const std::string& output) {
-  uint64_t bytes = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(output, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".ffr" && it->is_regular_file(ec)) bytes += it->file_size(ec);
-  return bytes;
-}
+// The images of each split cut into shards: plans[s][k] is the first image of shard k of split s.
+using ShardPlans = std::vector<std::vector<size_t>>;
 
 // What the shards of a pack take, for the free-space check up front and for a
 // write that found the disk full: at least its images as they are (`least`:
 // zero, unknown, with --max-size), less the finished shards a resumed pack keeps.
-SpaceNeeded PackSpace(const PackOptions& opt, uint64_t least) {
+SpaceNeeded PackSpace(const PackOptions& opt, uint64_t least, const SourceDataset& source, const ShardPlans& plans,
+                      const ShardSetWriter& writer) {
   SpaceNeeded needs;
   needs.output = opt.output;
   needs.writer = "the pack";
@@ -97,7 +92,7 @@ SpaceNeeded PackSpace(const PackOptions& opt, uint64_t least) {
   needs.why = " (the source's images as they are)";
   needs.move = "pack to another disk";
   needs.total = least;
-  needs.kept = FinishedShardBytes(opt.output);
+  for (size_t s = 0; s < plans.size(); ++s) needs.kept += writer.ShardBytes(source.splits[s].name, plans[s].size() - 1);
   return needs;
 }
 
@@ -127,29 +122,6 @@ class Fingerprint {
   void Mix(unsigned char c) { h_ = (h_ ^ c) * 0x100000001b3ull; }
   uint64_t h_ = 0xcbf29ce484222325ull;
 };
-
-// The images of one split cut into shards: shard k holds images [starts[k], starts[k+1]).
-std::vector<size_t> PlanShards(const std::vector<uint64_t>& sizes, const PackOptions& opt) {
-  std::vector<size_t> starts{0};
-  const size_t n = sizes.size();
-  if (opt.shards > 0) {
-    // As many shards as asked (one an image at most), their sizes differing by one image at most.
-    const size_t count = std::min<size_t>(static_cast<size_t>(opt.shards), n);
-    for (size_t k = 1; k < count; ++k) starts.push_back(k * n / count);
-  } else {
-    // A shard takes at least one image, however small the target size.
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (bytes >= opt.shard_bytes && i > starts.back()) {
-        starts.push_back(i);
-        bytes = 0;
-      }
-      bytes += sizes[i];
-    }
-  }
-  starts.push_back(n);
-  return starts;
-}
 
 // One image after reading and checking: its encoded record, or why it failed.
 struct Prepared {
@@ -252,16 +224,19 @@ class ShardFinisher {
 class SplitPacker {
  public:
   // The split's EvalBoxes are handed over to its label index (see MoveEvalBoxesToIndex).
+  // `starts`: the split's shard plan, `writer`: the pack's.
   SplitPacker(const PackOptions& opt, const SourceDataset& source, SourceSplit* split,
-              const std::vector<uint64_t>& sizes, PackSummary* summary)
-      : opt_(opt), source_(source), split_(*split), sizes_(sizes), summary_(summary), dir_(opt.output + "/" + split->name) {}
+              const std::vector<uint64_t>& sizes, const std::vector<size_t>& starts, ShardSetWriter* writer,
+              PackSummary* summary)
+      : opt_(opt), source_(source), split_(*split), sizes_(sizes), starts_(starts), writer_(*writer),
+        summary_(summary), dir_(opt.output + "/" + split->name) {}
 
   Status Run(SplitInfo* info);
 
  private:
   void PrepareOne(const SourceImage& image, ImageInspector* inspector, JpegShrinker* shrinker, Prepared* out) const;
   void Prepare(const std::vector<size_t>& images, Lookahead* ahead);
-  Status WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
+  Status WriteShard(const std::string& path, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
                     ShardInfo* written);
   Status NoteShardNeed(Status s, size_t begin, size_t end) const;
   Status ResumeShard(const std::string& path, size_t begin, size_t end, ShardInfo* info);
@@ -276,6 +251,8 @@ class SplitPacker {
   const SourceDataset& source_;
   SourceSplit& split_;
   const std::vector<uint64_t>& sizes_;  // of split_.images' files
+  const std::vector<size_t>& starts_;   // shard k holds images [starts_[k], starts_[k + 1])
+  ShardSetWriter& writer_;
   PackSummary* summary_;
   std::string dir_;
   LabelIndex index_;
@@ -354,19 +331,17 @@ Status SplitPacker::NoteShardNeed(Status s, size_t begin, size_t end) const {
                          ByteSize(bytes) + " in the source)");
 }
 
-// Shard `shard`: images [begin, end) taken from `ahead` in source order, so
-// that warnings and fail-fast name the first bad image; `finisher` finishes it
-// while the next one is written, and fills in `written` then.
-Status SplitPacker::WriteShard(size_t shard, size_t begin, size_t end, Lookahead* ahead, ShardFinisher* finisher,
-                               ShardInfo* written) {
-  written->file = ShardFileName(shard);
+// The shard at `path`: images [begin, end) taken from `ahead` in source order,
+// so that warnings and fail-fast name the first bad image; `finisher` finishes
+// it while the next one is written, and fills in `written` then.
+Status SplitPacker::WriteShard(const std::string& path, size_t begin, size_t end, Lookahead* ahead,
+                               ShardFinisher* finisher, ShardInfo* written) {
   std::unique_ptr<ffr::ShardWriter> w;
   ffr::ShardWriterOptions options;
   options.sample_alignment = opt_.align;
   options.direct_io = true;
   options.env = opt_.env;
-  FFR_RETURN_IF_ERROR(
-      ffr::ShardWriter::Create(dir_ + "/" + written->file, static_cast<int64_t>(end - begin), options, &w));
+  FFR_RETURN_IF_ERROR(ffr::ShardWriter::Create(path, static_cast<int64_t>(end - begin), options, &w));
   Status s;
   for (size_t i = begin; i < end && s.ok(); ++i) {
     const Prepared p = ahead->Take();
@@ -475,17 +450,15 @@ Status SplitPacker::Run(SplitInfo* result) {
 
   index_.Reserve(split_.images.size(), split_.images.total_boxes());
   packed_from_.reserve(split_.images.size());
-  const std::vector<size_t> starts = PlanShards(sizes_, opt_);
 
   // Shards an earlier run of the same pack finished are kept; the images of
   // the others are prepared by workers ahead of the writer (this thread).
-  const size_t shard_count = starts.size() - 1;
-  std::vector<bool> finished(shard_count);
+  const size_t shard_count = starts_.size() - 1;
   std::vector<size_t> todo;
   std::vector<uint64_t> todo_sizes;
   for (size_t k = 0; k < shard_count; ++k) {
-    finished[k] = opt_.env->FileExists(dir_ + "/" + ShardFileName(k));
-    for (size_t i = starts[k]; i < starts[k + 1] && !finished[k]; ++i) {
+    const bool finished = writer_.HasShard(split_.name, k);
+    for (size_t i = starts_[k]; i < starts_[k + 1] && !finished; ++i) {
       todo.push_back(i);
       todo_sizes.push_back(sizes_[i]);
     }
@@ -498,15 +471,19 @@ Status SplitPacker::Run(SplitInfo* result) {
   ShardFinisher finisher;
   Status status;
   for (size_t k = 0; k < shard_count && status.ok(); ++k) {
-    if (!finished[k]) {
-      status = WriteShard(k, starts[k], starts[k + 1], &ahead, &finisher, &shards[k]);
-      continue;
-    }
-    status = ResumeShard(dir_ + "/" + ShardFileName(k), starts[k], starts[k + 1], &shards[k]);
-    if (!status.ok()) status = Status::Corruption("cannot resume: " + status.message() + "; rerun with --force");
     shards[k].file = ShardFileName(k);
-    done_ += static_cast<int64_t>(starts[k + 1] - starts[k]);
-    ++summary_->resumed_shards;
+    const auto resume = [&](const std::string& path, bool* kept) {
+      const Status s = ResumeShard(path, starts_[k], starts_[k + 1], &shards[k]);
+      if (!s.ok()) return Status::Corruption("cannot resume: " + s.message() + "; rerun with --force");
+      done_ += static_cast<int64_t>(starts_[k + 1] - starts_[k]);
+      ++summary_->resumed_shards;
+      *kept = true;
+      return Status::OK();
+    };
+    const auto write = [&](const std::string& path) {
+      return WriteShard(path, starts_[k], starts_[k + 1], &ahead, &finisher, &shards[k]);
+    };
+    status = writer_.WriteShard(split_.name, k, resume, write);
   }
   ahead.Stop();  // on failure, images may be left unclaimed
   for (std::thread& t : workers) t.join();
@@ -593,14 +570,11 @@ Status CheckOutputApartFromInputs(const PackOptions& opt) {
 }
 
 // Decides what to do with an existing output directory: start afresh, resume,
-// or refuse.
-// Holds *lock (the output's LOCK) from here to the end of the pack, so that
-// two packs into one output take turns: the second then finds the first's
-// dataset, or its unfinished pack, and decides as below.
-Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std::unique_ptr<ffr::FileLock>* lock) {
+// or refuse. Takes the output's LOCK (held by `writer` to the end of the pack),
+// so that two packs into one output take turns: the second then finds the
+// first's dataset, or its unfinished pack, and decides as below.
+Status PrepareOutput(const PackOptions& opt, const std::string& state, ShardSetWriter* writer) {
   ffr::Env* env = opt.env;
-  const std::string state_path = opt.output + "/" + kStateFile;
-  const std::string state_tmp = std::string(kStateFile) + ".tmp";  // WriteFileAtomically's
   std::vector<std::string> children;
   // A folder that is neither a dataset nor an unfinished pack is someone else's: refused, --force
   // or not (--force replaces only what a pack wrote), before the lock file could be left in it.
@@ -614,51 +588,39 @@ Status PrepareOutput(const PackOptions& opt, const std::string& fingerprint, std
   if (env->FileExists(opt.output)) {
     if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
     FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
-    const auto ours = [&](const std::string& name) {
-      return name == kDatasetLockFile || name == kStateFile || name == state_tmp || name == kManifestFile;
-    };
+    const auto ours = [&](const std::string& name) { return writer->IsOwnFile(name); };
     if (!children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign();
   }
-  FFR_RETURN_IF_ERROR(env->CreateDirs(opt.output));
-  const std::string lock_path = opt.output + "/" + kDatasetLockFile;
-  FFR_RETURN_IF_ERROR(env->TryLockFile(lock_path, lock));
-  if (*lock == nullptr) {
+  FFR_RETURN_IF_ERROR(writer->Lock([&] {
     if (opt.on_message)
       opt.on_message(opt.output + ": waiting for " + kDatasetLockFile + ", held by another pack or by a process " +
                      "reading the dataset (yolo-train, yolo-val, ...)");
-    FFR_RETURN_IF_ERROR(env->LockFile(lock_path, lock));
-  }
-  FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
-  children.erase(std::remove(children.begin(), children.end(), kDatasetLockFile), children.end());
-  // A pack killed while it wrote its state file left the state's temporary
-  // file and nothing else (shards come after the state): it starts afresh.
-  if (children.size() == 1 && children[0] == state_tmp) {
-    FFR_RETURN_IF_ERROR(env->RemoveFile(opt.output + "/" + state_tmp));
-    children.clear();
-  }
+  }));
+  FFR_RETURN_IF_ERROR(writer->Entries(&children));
   if (!children.empty() && opt.force) {
     for (const std::string& child : children) FFR_RETURN_IF_ERROR(env->RemoveTree(opt.output + "/" + child));
   } else if (!children.empty()) {
     // The state file outlives dataset.yaml: with both there, the pack wrote its
     // dataset but failed before it could say so, and running it again finishes it.
-    std::string state;
-    if (!ffr::ReadFileToString(env, state_path, &state).ok()) {
-      if (env->FileExists(opt.output + "/" + kManifestFile))
-        return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
-      return foreign();
+    switch (writer->ReadState(state)) {
+      case ShardSetWriter::Found::kSameWork:
+        return Status::OK();  // resume
+      case ShardSetWriter::Found::kOtherWork:
+        return Status::AlreadyExists(opt.output +
+                                     ": holds an unfinished pack of another source, other labels or other options; "
+                                     "rerun that pack to resume it, or use --force to start over");
+      case ShardSetWriter::Found::kNoState:
+        if (env->FileExists(writer->commit_path()))
+          return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
+        return foreign();
     }
-    if (state.find(fingerprint) == std::string::npos)
-      return Status::AlreadyExists(opt.output +
-                                   ": holds an unfinished pack of another source, other labels or other options; rerun that "
-                                   "pack to resume it, or use --force to start over");
-    return Status::OK();  // resume
   }
-  return ffr::WriteFileAtomically(env, state_path, "fingerprint: " + fingerprint + "\n");
+  return writer->Begin(state);
 }
 
 // The splits, then dataset.yaml, then the state file's removal.
 Status PackSplits(const PackOptions& opt, SourceDataset* source_dataset, const ImageSizes& sizes,
-                  PackSummary* summary) {
+                  const ShardPlans& plans, ShardSetWriter* writer, PackSummary* summary) {
   const SourceDataset& source = *source_dataset;
   Manifest& m = summary->manifest;
   m.created = NowIso8601();
@@ -671,12 +633,11 @@ Status PackSplits(const PackOptions& opt, SourceDataset* source_dataset, const I
   m.options = OptionsRecord(opt);
   for (size_t s = 0; s < source.splits.size(); ++s) {
     SplitInfo info;
-    FFR_RETURN_IF_ERROR(SplitPacker(opt, source, &source_dataset->splits[s], sizes[s], summary).Run(&info));
+    FFR_RETURN_IF_ERROR(
+        SplitPacker(opt, source, &source_dataset->splits[s], sizes[s], plans[s], writer, summary).Run(&info));
     m.splits.push_back(std::move(info));
   }
-  FFR_RETURN_IF_ERROR(ffr::WriteFileAtomically(opt.env, opt.output + "/" + kManifestFile, m.ToYaml()));
-  FFR_RETURN_IF_ERROR(opt.env->RemoveFile(opt.output + "/" + kStateFile));
-  return Status::OK();
+  return writer->Commit(m.ToYaml());
 }
 
 }  // namespace
@@ -713,12 +674,15 @@ Status Pack(const PackOptions& options, PackSummary* summary) {
   *summary = PackSummary();
   summary->warnings += static_cast<int64_t>(source.warnings.size());
   const ImageSizes sizes = SourceImageSizes(source);
-  std::unique_ptr<ffr::FileLock> lock;
-  FFR_RETURN_IF_ERROR(PrepareOutput(opt, StateFingerprint(opt, source, sizes), &lock));
+  ShardSetWriter writer(opt.env, opt.output, kStateFile, kManifestFile);
+  FFR_RETURN_IF_ERROR(PrepareOutput(opt, "fingerprint: " + StateFingerprint(opt, source, sizes) + "\n", &writer));
 
-  const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, sizes));
+  ShardPlans plans;
+  for (const std::vector<uint64_t>& split : sizes)
+    plans.push_back(PlanShards(split, opt.shard_bytes, static_cast<size_t>(std::max(opt.shards, 0))));
+  const SpaceNeeded needs = PackSpace(opt, LeastShardBytes(opt, sizes), source, plans, writer);
   FFR_RETURN_IF_ERROR(CheckFreeSpace(needs));
-  const Status s = PackSplits(opt, &source, sizes, summary);
+  const Status s = PackSplits(opt, &source, sizes, plans, &writer, summary);
   if (!s.ok()) return WithSpaceNeeded(s, needs);
   summary->seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::OK();

@@ -12,7 +12,7 @@
 
 #include "ffr/env.h"
 #include "ffyolo/manifest.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/yaml_parse.h"
 #include "source_layouts.h"
 

@@ -17,8 +17,8 @@
 
 #include "dataset/packed_coco128.h"
 #include "ffyolo/dataset.h"
-#include "ffyolo/disk_space.h"
 #include "ffyolo/loader.h"
+#include "ffyolo/output/disk_space.h"
 #include "ffyolo/pixel_cache.h"
 #include "test_dataset.h"
 #include "testing/faulty_env.h"

@@ -6,7 +6,7 @@
 
 #include "ffyolo/train.h"
 
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/yaml_parse.h"
 
 namespace ffyolo {

@@ -31,7 +31,7 @@
 #include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
 #include "ffyolo/multi_scale.h"
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/quad_collate.h"
 #include "ffyolo/schedule.h"

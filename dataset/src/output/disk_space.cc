@@ -1,4 +1,4 @@
-#include "ffyolo/disk_space.h"
+#include "ffyolo/output/disk_space.h"
 
 #include <sys/statvfs.h>
 

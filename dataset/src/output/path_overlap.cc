@@ -1,4 +1,4 @@
-#include "ffyolo/path_overlap.h"
+#include "ffyolo/output/path_overlap.h"
 
 #include <algorithm>
 
