@@ -17,6 +17,7 @@
 #include "ffyolo/disk_space.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
+#include "ffyolo/loader.h"
 #include "ffyolo/path_overlap.h"
 #include "ffyolo/record.h"
 #include "ffyolo/report_clock.h"
@@ -454,6 +455,15 @@ Status CacheBuilder::Steps() {
 }
 
 }  // namespace
+
+PixelCacheOptions PixelCacheFor(const LoaderOptions& options) {
+  PixelCacheOptions po;
+  po.split = options.split;
+  po.img_size = options.img_size;
+  po.training = options.training;
+  po.directory = options.pixel_cache_dir;
+  return po;
+}
 
 Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, std::string* dir) {
   if (!options.directory.empty()) {

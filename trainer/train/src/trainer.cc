@@ -164,8 +164,8 @@ struct Trainer::State {
   Status OpenRunDirectory();
   Status BuildModels();
   Status CheckAmp();
-  // --cache: builds the split's pixel cache unless a current one is there.
-  Status SetUpPixelCache(const std::string& split, bool training);
+  // --cache: builds the pixel cache `reading` (a loader's options) reads unless a current one is there.
+  Status SetUpPixelCache(const LoaderOptions& reading);
   Status SetUpData();
   Status SetUpOptimizer();
   Status RestoreResumedState();
@@ -399,13 +399,10 @@ Status Trainer::State::CheckAmp() {
   return Status::OK();
 }
 
-Status Trainer::State::SetUpPixelCache(const std::string& split, bool training) {
-  PixelCacheOptions po;
-  po.split = split;
-  po.img_size = opt.img_size;
-  po.training = training;
+Status Trainer::State::SetUpPixelCache(const LoaderOptions& reading) {
+  PixelCacheOptions po = PixelCacheFor(reading);
   po.threads = cpus;
-  const std::string task = std::string(training ? "train" : "val") + " cache";
+  const std::string task = std::string(reading.training ? "train" : "val") + " cache";
   if (main_rank) {
     po.on_progress = [&](const PixelCacheOptions::Progress& p) { report().OnSetUpProgress(task, p.done, p.total); };
     po.on_message = [this](const std::string& m) { Info(m); };
@@ -442,9 +439,9 @@ Status Trainer::State::SetUpData() {
   lo.single_cls = opt.single_cls;
   lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
   if (cache) {
-    FFR_RETURN_IF_ERROR(SetUpPixelCache(train_split, /*training=*/true));
     lo.pixel_cache = true;
     lo.reader = cache_reader;
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(lo));
   }
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
   if (opt.image_weights) {
@@ -466,9 +463,9 @@ Status Trainer::State::SetUpData() {
   vo.workers = lo.workers;
   vo.single_cls = opt.single_cls;
   if (cache && !opt.noval && main_rank) {  // as train.py: no validation cache with --noval
-    FFR_RETURN_IF_ERROR(SetUpPixelCache(val_split, /*training=*/false));
     vo.pixel_cache = true;
     vo.reader = cache_reader;
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(ValidationLoader(vo)));
   }
   if (main_rank) FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
   return Status::OK();
