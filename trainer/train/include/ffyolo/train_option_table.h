@@ -31,7 +31,7 @@ enum class FlagCheck { kNone, kNonNegative, kUnitInterval };
 enum class FlagGroup { kRun, kParallel };
 
 struct TrainOptionSpec {
-  const char* flags;  // CLI11's names ("--img,--imgsz,--img-size"), the first the one messages say; "": no flag
+  const char* flags;  // CLI11's names ("--img,--imgsz,--img-size"), the first the one messages name; "": no flag
   const char* help;
   const char* key;    // opt.yaml's, train.py's name; nullptr: not saved
   // The key's place in opt.yaml, whose order (train.py's) is not --help's: a new key takes the next slot.
@@ -56,7 +56,8 @@ void VisitTrainOptions(Visit&& visit) {
         &O::cfg);
   visit(S{"--hyp", "Hyperparameter YAML (default: configs/hyps/hyp.scratch-low.yaml)", "hyp", 2, kRestored}, &O::hyp);
   visit(S{"--weights",
-          "initial weights path: an ffyolo checkpoint or Ultralytics weights imported by scripts/ultralytics_weights.py",
+          "initial weights path: an ffyolo checkpoint or Ultralytics weights imported by "
+          "scripts/ultralytics_weights.py",
           "weights", 3, kRestored},
         &O::weights);
   visit(S{"--img,--imgsz,--img-size", "Train and val image size (pixels)", "imgsz", 4, kRestored}, &O::img_size);
