@@ -15,6 +15,7 @@
 #include "ffyolo/cpus.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/flag_checks.h"
+#include "ffyolo/loader.h"
 #include "ffyolo/loader_bench.h"
 #include "ffyolo/pixel_cache.h"
 #if FFYOLO_WITH_TRAINER
@@ -86,12 +87,10 @@ int RunAllReduce(const ffyolo::TrainBenchOptions& o) {
 
 // The loader from the pixel cache, then from JPEGs, in one run.
 int CompareCache(const ffyolo::Dataset& dataset, ffyolo::LoaderBenchOptions o, const char* kind) {
-  ffyolo::PixelCacheOptions po;
-  po.split = o.split;
-  po.img_size = o.img_size;
-  po.training = !o.validation;
+  ffyolo::LoaderOptions lo;
+  ffr::Status s = ffyolo::BenchLoaderOptions(dataset, o, &lo);
   ffyolo::PixelCacheSummary summary;
-  ffr::Status s = ffyolo::BuildPixelCache(dataset, po, &summary);
+  if (s.ok()) s = ffyolo::BuildPixelCache(dataset, ffyolo::PixelCacheFor(lo), &summary);
   if (!s.ok()) return Fail(s);
   ffyolo::BenchResult cached, jpeg;
   s = ffyolo::BenchLoader(dataset, o, &cached);

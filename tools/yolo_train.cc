@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <type_traits>
 
 #include "ffyolo/cli.h"
 #include "ffyolo/dataset_eval.h"
@@ -16,6 +17,7 @@
 #include "ffyolo/launch_policy.h"
 #include "ffyolo/progress.h"
 #include "ffyolo/train.h"
+#include "ffyolo/train_option_table.h"
 #include "ffyolo/val_metrics.h"
 
 namespace {
@@ -108,6 +110,23 @@ int Fail(const std::string& what, const ffr::Status& s) {
   return 1;
 }
 
+// The options table's flags of `group` (train_option_table.h), in its order, into `o`.
+void AddTrainFlags(CLI::App* app, ffyolo::TrainOptions* o, ffyolo::FlagGroup group) {
+  ffyolo::VisitTrainOptions([&](const ffyolo::TrainOptionSpec& spec, auto field) {
+    if (!*spec.flags || spec.group != group) return;
+    auto& value = o->*field;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+      app->add_flag(spec.flags, value, spec.help);
+    } else {
+      CLI::Option* flag = app->add_option(spec.flags, value, spec.help);
+      if (spec.implicit) flag->expected(0, 1)->default_str(spec.implicit);
+      if (!spec.choices.empty()) flag->check(CLI::IsMember(spec.choices));
+      if (spec.check == ffyolo::FlagCheck::kNonNegative) flag->check(ffyolo::kNonNegative);
+      if (spec.check == ffyolo::FlagCheck::kUnitInterval) flag->check(ffyolo::kUnitInterval);
+    }
+  });
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Train YOLOv5 on a packed ffyolo dataset"};
   ffyolo::TrainOptions o;
@@ -115,46 +134,7 @@ int Main(int argc, char** argv) {
   int64_t nc = 80;
   std::string resume;
   bool resume_latest = false;
-  app.add_option("--data", o.data, "Packed dataset (NAME.ffr)");
-  app.add_option("--cfg", o.cfg, "model.yaml path or shipped model name (yolov5n/s/m/l/x); default: the --weights "
-                 "model, else yolov5s.yaml");
-  app.add_option("--hyp", o.hyp, "Hyperparameter YAML (default: configs/hyps/hyp.scratch-low.yaml)");
-  app.add_option("--weights", o.weights, "initial weights path: an ffyolo checkpoint or Ultralytics weights "
-                 "imported by scripts/ultralytics_weights.py");
-  app.add_option("--img,--imgsz,--img-size", o.img_size, "Train and val image size (pixels)");
-  app.add_option("--batch,--batch-size", o.batch_size, "Total batch size");
-  app.add_option("--epochs", o.epochs, "Epochs");
-  app.add_option("--workers", o.workers, "Loader threads");
-  app.add_option("--device", o.device, "cuda device, i.e. 0 or 0,1,2,3 or cpu (default: GPU 0 if any, else cpu)");
-  app.add_option("--project", o.project, "Save to project/name");
-  app.add_option("--name", o.name, "Save to project/name");
-  app.add_flag("--exist-ok", o.exist_ok, "Reuse project/name instead of incrementing");
-  app.add_option("--seed", o.seed, "Global training seed");
-  app.add_flag("--cos-lr", o.cos_lr, "Cosine LR schedule");
-  app.add_option("--optimizer", o.optimizer, "optimizer")->check(CLI::IsMember({"SGD", "Adam", "AdamW"}));
-  app.add_flag("--multi-scale", o.multi_scale, "vary img-size +/- 50%");
-  app.add_option("--label-smoothing", o.label_smoothing, "Label smoothing epsilon")->check(ffyolo::kUnitInterval);
-  app.add_option("--patience", o.patience, "EarlyStopping patience (epochs without improvement; 0: never stop early)")
-      ->check(ffyolo::kNonNegative);
-  app.add_option("--save-period", o.save_period, "Save a checkpoint every x epochs (disabled if < 1)");
-  app.add_flag("--noval", o.noval, "Only validate the final epoch");
-  app.add_flag("--nosave", o.nosave, "Only save the final checkpoint");
-  app.add_flag("--noautoanchor", o.noautoanchor, "Disable AutoAnchor");
-  app.add_option("--freeze", o.freeze, "Freeze layers: backbone=10, first3=0 1 2")->expected(1, -1);
-  app.add_option("--cache", o.cache, "Image --cache ram/disk (decoded once into DATA.ffr/cache/, shared by this machine's ranks)")
-      ->expected(0, 1)
-      ->default_str("ram")
-      ->check(CLI::IsMember({"ram", "disk"}));
-  app.add_option("--train-split", o.train_split,
-                 "Training split, or several joined by + or , (default: the data YAML's train:, else train*)");
-  app.add_option("--val-split", o.val_split,
-                 "Validation split, or several joined by + or , (default: the data YAML's val:, else val*, else the "
-                 "training split)");
-  app.add_option("--threads", o.threads, "Torch threads per rank (default: its share of the usable CPUs)");
-  app.add_flag("--rect", o.rect, "rectangular training");
-  app.add_flag("--image-weights", o.image_weights, "use weighted image selection for training");
-  app.add_flag("--single-cls", o.single_cls, "train multi-class data as single-class");
-  app.add_flag("--quad", o.quad, "quad dataloader");
+  AddTrainFlags(&app, &o, ffyolo::FlagGroup::kRun);
   ffyolo::LaunchFlags launch;
   CLI::Option* nproc_opt = app.add_option("--nproc,--nproc-per-node", launch.nproc,
                                           "Data-parallel workers to start on this machine (default: one per "
@@ -164,8 +144,7 @@ int Main(int argc, char** argv) {
   app.add_option("--master-addr", launch.master_addr, "Host of node 0 (default: 127.0.0.1 on one node)");
   app.add_option("--master-port", launch.master_port, "Rendezvous port on node 0 (default: a free port on one node, "
                  "else 29500)");
-  app.add_flag("--sync-bn", o.sync_bn, "Synchronized BatchNorm over all ranks");
-  app.add_flag("--bind-numa", o.bind_numa, "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)");
+  AddTrainFlags(&app, &o, ffyolo::FlagGroup::kParallel);
   CLI::Option* resume_opt =
       app.add_option("--resume", resume, "Resume from this last.pt (no value: the most recent run)")
           ->expected(0, 1);

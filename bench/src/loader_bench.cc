@@ -77,16 +77,22 @@ Status ReadAllRecords(const Dataset& dataset, const std::string& split, std::vec
 
 }  // namespace
 
+Status BenchLoaderOptions(const Dataset& dataset, const LoaderBenchOptions& o, LoaderOptions* lo) {
+  *lo = LoaderOptions();
+  FFR_RETURN_IF_ERROR(ResolveSplit(dataset, o, &lo->split));
+  lo->training = !o.validation;
+  lo->img_size = o.img_size;
+  lo->batch_size = o.batch_size;
+  lo->workers = o.workers;
+  lo->decode_less = o.decode_less;
+  lo->pixel_cache = !o.cache.empty();
+  if (o.cache == "ram") lo->reader.backend = ffr::IoBackend::kMmap;
+  return Status::OK();
+}
+
 Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchResult* result) {
   LoaderOptions lo;
-  FFR_RETURN_IF_ERROR(ResolveSplit(dataset, o, &lo.split));
-  lo.training = !o.validation;
-  lo.img_size = o.img_size;
-  lo.batch_size = o.batch_size;
-  lo.workers = o.workers;
-  lo.decode_less = o.decode_less;
-  lo.pixel_cache = !o.cache.empty();
-  if (o.cache == "ram") lo.reader.backend = ffr::IoBackend::kMmap;
+  FFR_RETURN_IF_ERROR(BenchLoaderOptions(dataset, o, &lo));
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
   const int64_t want = o.samples > 0 ? o.samples : loader->samples_per_epoch();

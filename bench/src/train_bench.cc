@@ -131,14 +131,11 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   std::string bad;
   lo.on_bad_sample = [&bad](const std::string& m) { bad = m; };
   if (!o.cache.empty()) {
-    PixelCacheOptions po;
-    po.img_size = o.img_size;
-    po.directory = o.cache_dir;
-    PixelCacheSummary summary;
-    FFR_RETURN_IF_ERROR(BuildPixelCache(dataset, po, &summary));
     lo.pixel_cache = true;
-    lo.pixel_cache_dir = summary.directory;
+    lo.pixel_cache_dir = o.cache_dir;
     lo.reader.backend = cache_backend;
+    PixelCacheSummary summary;
+    FFR_RETURN_IF_ERROR(BuildPixelCache(dataset, PixelCacheFor(lo), &summary));
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));

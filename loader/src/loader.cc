@@ -41,7 +41,7 @@ BatchAllocator* BatchAllocator::Default() {
 
 class Loader::Impl {
  public:
-  Impl(const LoaderOptions& options, std::string split) : opt_(options), split_(std::move(split)) {}
+  explicit Impl(const LoaderOptions& options) : opt_(options) {}
   ~Impl();
 
   Status Init(const Dataset& dataset);
@@ -50,7 +50,7 @@ class Loader::Impl {
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
 
-  const std::string& split() const { return split_; }
+  const std::string& split() const { return opt_.split; }
   int64_t dataset_size() const { return reader_->size(); }
   int64_t samples_per_epoch() const { return samples_per_epoch_; }
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
@@ -80,8 +80,7 @@ class Loader::Impl {
   void Produce(SampleBuilder* builder, int64_t position, uint8_t* dst, std::vector<NormBox>* targets,
                ImageMeta* meta, Status* error, int64_t* replaced);
 
-  LoaderOptions opt_;
-  std::string split_;
+  LoaderOptions opt_;  // its split resolved (Dataset::ResolveSplit)
   std::unique_ptr<ffr::Reader> reader_;
   std::unique_ptr<std::atomic<bool>[]> checked_;  // pixel cache samples whose CRC was checked
   SampleContext context_;
@@ -128,22 +127,18 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   opt_.workers = std::max(1, opt_.workers);
   opt_.prefetch = std::max(1, opt_.prefetch);
   if (opt_.pixel_cache) {
-    PixelCacheOptions po;
-    po.split = split_;
-    po.img_size = opt_.img_size;
-    po.training = opt_.training;
-    po.directory = opt_.pixel_cache_dir;
+    const PixelCacheOptions po = PixelCacheFor(opt_);
     ffr::ReaderOptions ro = opt_.reader;
     ro.verify_checksums = false;  // checked once per sample instead (SampleContext::checked)
     FFR_RETURN_IF_ERROR(OpenPixelCache(dataset, po, ro, &reader_));
     checked_.reset(new std::atomic<bool>[reader_->size()]());
     context_.checked = checked_.get();
   } else {
-    FFR_RETURN_IF_ERROR(dataset.OpenReader(split_, opt_.reader, &reader_));
+    FFR_RETURN_IF_ERROR(dataset.OpenReader(opt_.split, opt_.reader, &reader_));
   }
-  if (reader_->size() == 0) return Status::InvalidArgument(dataset.split_dir(split_) + ": split has no samples");
+  if (reader_->size() == 0) return Status::InvalidArgument(dataset.split_dir(opt_.split) + ": split has no samples");
   context_.reader = reader_.get();
-  context_.split = split_;
+  context_.split = opt_.split;
   context_.hyp = opt_.hyp;
   context_.img_size = opt_.img_size;
   context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
@@ -154,7 +149,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
     return Status::InvalidArgument("--rect trains on one rank only: the rect batches are not split between ranks");
   if (rect) {
     LabelIndex index;
-    FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(split_, &index));
+    FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(opt_.split, &index));
     std::vector<int> w(index.size()), h(index.size());
     for (size_t i = 0; i < index.size(); ++i) {
       w[i] = static_cast<int>(index.width(i));
@@ -309,7 +304,7 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
                        static_cast<uint64_t>(attempt), 0xbadull});
     index = positions_[pick.Below(positions_.size())];
     if (attempt == kMaxReplacements)
-      *error = Status::Corruption(split_ + ": " + std::to_string(kMaxReplacements) +
+      *error = Status::Corruption(opt_.split + ": " + std::to_string(kMaxReplacements) +
                                   " corrupt samples in a row; last: " + failure.status.message());
   }
 }
@@ -387,9 +382,9 @@ void Loader::Impl::Release(const Batch* batch) {
 }
 
 Status Loader::Open(const Dataset& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* out) {
-  std::string split = options.split;
-  FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &split));
-  std::unique_ptr<Impl> impl(new Impl(options, split));
+  LoaderOptions resolved = options;
+  FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &resolved.split));
+  std::unique_ptr<Impl> impl(new Impl(resolved));
   FFR_RETURN_IF_ERROR(impl->Init(dataset));
   out->reset(new Loader(std::move(impl)));
   return Status::OK();

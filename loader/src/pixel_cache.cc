@@ -16,6 +16,7 @@
 #include "ffyolo/cpus.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/letterbox.h"
+#include "ffyolo/loader.h"
 #include "ffyolo/output/disk_space.h"
 #include "ffyolo/output/path_overlap.h"
 #include "ffyolo/output/report_clock.h"
@@ -448,6 +449,15 @@ Status CacheBuilder::Steps() {
 }
 
 }  // namespace
+
+PixelCacheOptions PixelCacheFor(const LoaderOptions& options) {
+  PixelCacheOptions po;
+  po.split = options.split;
+  po.img_size = options.img_size;
+  po.training = options.training;
+  po.directory = options.pixel_cache_dir;
+  return po;
+}
 
 Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, std::string* dir) {
   if (!options.directory.empty()) {

@@ -14,6 +14,8 @@
 
 namespace ffyolo {
 
+struct LoaderOptions;  // loader.h
+
 struct LoaderBenchOptions {
   std::string split;        // "" = the dataset's default for training / validation
   bool validation = false;  // letterbox + rect batches instead of mosaic training samples
@@ -38,6 +40,9 @@ struct BenchResult {
   double rate() const { return seconds > 0 ? items / seconds : 0; }
   double cpu_rate() const { return cpu_seconds > 0 ? items / cpu_seconds : 0; }
 };
+
+// The loader BenchLoader measures.
+ffr::Status BenchLoaderOptions(const Dataset& dataset, const LoaderBenchOptions& options, LoaderOptions* loader);
 
 // The loader itself.
 ffr::Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& options, BenchResult* result);

@@ -29,6 +29,8 @@
 
 namespace ffyolo {
 
+struct LoaderOptions;  // loader.h
+
 struct PixelCacheOptions {
   std::string split;       // "" = the dataset's default split for `training`
   int img_size = 640;
@@ -63,6 +65,11 @@ struct PixelCacheSummary {
   bool was_complete = false;   // nothing to do: a current cache was there
   double seconds = 0;
 };
+
+// The cache a loader of `options` reads (LoaderOptions::pixel_cache): its
+// split, size, resize rule and folder. Building it makes the cache that loader
+// then opens.
+PixelCacheOptions PixelCacheFor(const LoaderOptions& options);
 
 // Where the cache of `options` lives (options.directory when set).
 Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, std::string* dir);

@@ -17,9 +17,7 @@ Validator::~Validator() = default;
 
 const std::vector<std::string>& Validator::names() const { return dataset_.manifest().names; }
 
-ffr::Status Validator::Open(const Dataset& dataset, const ValidatorOptions& options, const c10::Device& device,
-                            std::unique_ptr<Validator>* out) {
-  std::unique_ptr<Validator> v(new Validator(dataset, options, device));
+LoaderOptions ValidationLoader(const ValidatorOptions& options) {
   LoaderOptions lo;
   lo.split = options.split;
   lo.training = false;
@@ -29,7 +27,13 @@ ffr::Status Validator::Open(const Dataset& dataset, const ValidatorOptions& opti
   lo.pixel_cache = options.pixel_cache;
   lo.reader = options.reader;
   lo.single_cls = options.single_cls;
-  FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &v->loader_));
+  return lo;
+}
+
+ffr::Status Validator::Open(const Dataset& dataset, const ValidatorOptions& options, const c10::Device& device,
+                            std::unique_ptr<Validator>* out) {
+  std::unique_ptr<Validator> v(new Validator(dataset, options, device));
+  FFR_RETURN_IF_ERROR(Loader::Open(dataset, ValidationLoader(options), &v->loader_));
   v->split_ = v->loader_->split();
   FFR_RETURN_IF_ERROR(dataset.LoadLabelIndex(v->split_, &v->index_));
   *out = std::move(v);

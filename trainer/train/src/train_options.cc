@@ -1,10 +1,12 @@
-// TrainOptions as opt.yaml, and the run-folder and dataset helpers of train.py.
+// TrainOptions as opt.yaml and after --resume, both by the options table
+// (train_option_table.h), and the run-folder and dataset helpers of train.py.
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <type_traits>
 
 #include "ffyolo/train.h"
+#include "ffyolo/train_option_table.h"
 
 #include "ffyolo/output/path_overlap.h"
 #include "ffyolo/yaml_parse.h"
@@ -15,43 +17,31 @@ namespace {
 namespace fs = std::filesystem;
 using ffr::Status;
 
-// The saved fields under train.py's names: the one list that both writes and reads opt.yaml.
-template <class Options, class Visit>
-void VisitSavedFields(Options& o, Visit&& visit) {
-  visit("data", o.data);
-  visit("cfg", o.cfg);
-  visit("hyp", o.hyp);
-  visit("weights", o.weights);
-  visit("imgsz", o.img_size);
-  visit("batch_size", o.batch_size);
-  visit("epochs", o.epochs);
-  visit("workers", o.workers);
-  visit("device", o.device);
-  visit("project", o.project);
-  visit("name", o.name);
-  visit("exist_ok", o.exist_ok);
-  visit("seed", o.seed);
-  visit("cos_lr", o.cos_lr);
-  visit("optimizer", o.optimizer);
-  visit("multi_scale", o.multi_scale);
-  visit("label_smoothing", o.label_smoothing);
-  visit("patience", o.patience);
-  visit("save_period", o.save_period);
-  visit("noval", o.noval);
-  visit("nosave", o.nosave);
-  visit("train_split", o.train_split);
-  visit("val_split", o.val_split);
-  visit("rect", o.rect);
-  visit("image_weights", o.image_weights);
-  visit("single_cls", o.single_cls);
-  visit("quad", o.quad);
-  visit("threads", o.threads);
-  visit("sync_bn", o.sync_bn);
-  visit("noautoanchor", o.noautoanchor);
-  visit("cache", o.cache);
-  visit("freeze", o.freeze);
-  visit("dataset_path", o.dataset_path);
-  visit("dataset_crc", o.dataset_crc);
+// The saved rows in opt.yaml's order: visit(key, &TrainOptions::field) for slot 0, 1, ... (the
+// slots are dense; train_option_table_test checks it).
+template <class Visit>
+void VisitSavedOptions(Visit&& visit) {
+  for (int slot = 0;; ++slot) {
+    bool found = false;
+    VisitTrainOptions([&](const TrainOptionSpec& spec, auto field) {
+      if (!spec.key || spec.yaml_slot != slot) return;
+      found = true;
+      visit(spec.key, field);
+    });
+    if (!found) return;
+  }
+}
+
+// A value as a refusal quotes it.
+template <class T>
+std::string Spelled(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return value;
+  } else {
+    YAML::Emitter e;
+    e << YAML::Flow << value;
+    return e.c_str();
+  }
 }
 
 }  // namespace
@@ -59,7 +49,7 @@ void VisitSavedFields(Options& o, Visit&& visit) {
 std::string TrainOptions::ToYaml() const {
   YAML::Emitter e;
   e << YAML::BeginMap;
-  VisitSavedFields(*this, [&](const char* key, const auto& value) { e << YAML::Key << key << YAML::Value << value; });
+  VisitSavedOptions([&](const char* key, auto field) { e << YAML::Key << key << YAML::Value << this->*field; });
   // The world the run was saved by; a launch sets its own.
   e << YAML::Key << "world_size" << YAML::Value << (distributed ? dist.world_size : 1);
   e << YAML::EndMap;
@@ -73,8 +63,8 @@ Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
   try {
     if (!n.IsMap() || !n["data"]) return Status::Corruption("run options: no 'data'");
     TrainOptions o;
-    VisitSavedFields(o, [&](const char* key, auto& value) {
-      if (const YAML::Node v = n[key]) value = v.as<std::decay_t<decltype(value)>>();
+    VisitSavedOptions([&](const char* key, auto field) {
+      if (const YAML::Node v = n[key]) o.*field = v.as<std::decay_t<decltype(o.*field)>>();
     });
     o.dist.world_size = n["world_size"].as<int>(1);
     *out = o;
@@ -82,6 +72,39 @@ Status TrainOptions::FromYaml(const std::string& yaml, TrainOptions* out) {
   } catch (const YAML::Exception& e) {
     return Status::Corruption(std::string("run options: ") + e.what());
   }
+}
+
+Status ResumedOptions(const TrainOptions& given, const TrainOptions& saved, TrainOptions* resumed) {
+  const TrainOptions defaults;
+  *resumed = given;
+  Status refused;
+  VisitTrainOptions([&](const TrainOptionSpec& spec, auto field) {
+    const bool set = given.*field != defaults.*field;
+    switch (spec.on_resume) {
+      case OnResume::kLaunch:
+        return;
+      case OnResume::kGivenWins:
+        if (set) return;
+        break;
+      case OnResume::kRefusedIfOther:
+        // What the run trains on is the checkpoint's to decide, as its dataset is: a flag that
+        // says otherwise would be dropped without a word.
+        if (set && given.*field != saved.*field && refused.ok()) {
+          const std::string flag = spec.flags;
+          refused = Status::InvalidArgument(
+              flag.substr(0, flag.find(',')) + " " + Spelled(given.*field) + " with --resume: the run " +
+              given.resume + " trains on " +
+              (saved.*field == defaults.*field ? "the dataset's default" : Spelled(saved.*field)) +
+              " (its opt.yaml), and a resume continues it as it was; drop the flag, or start a new run (--weights " +
+              given.resume + ")");
+        }
+        break;
+      case OnResume::kRestored:
+        break;
+    }
+    resumed->*field = saved.*field;
+  });
+  return refused;
 }
 
 std::string IncrementPath(const std::string& path, bool exist_ok) {

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <tuple>
 
 #include "ffr/env.h"
 #include "ffyolo/autoanchor.h"
@@ -36,6 +35,7 @@
 #include "ffyolo/quad_collate.h"
 #include "ffyolo/schedule.h"
 #include "ffyolo/torch_compat.h"
+#include "ffyolo/train_option_table.h"
 #include "ffyolo/train_step.h"
 #include "ffyolo/validator.h"
 
@@ -164,8 +164,8 @@ struct Trainer::State {
   Status OpenRunDirectory();
   Status BuildModels();
   Status CheckAmp();
-  // --cache: builds the split's pixel cache unless a current one is there.
-  Status SetUpPixelCache(const std::string& split, bool training);
+  // --cache: builds the pixel cache `reading` (a loader's options) reads unless a current one is there.
+  Status SetUpPixelCache(const LoaderOptions& reading);
   Status SetUpData();
   Status SetUpOptimizer();
   Status RestoreResumedState();
@@ -184,32 +184,18 @@ Status Trainer::State::MergeResumedOptions(const TrainOptions& requested) {
   FFR_RETURN_IF_ERROR(ReadCheckpointInfo(opt.resume, &resumed));
   if (resumed.epoch < 0 && resumed.next_batch == 0)
     return Status::InvalidArgument(opt.resume + ": training finished (stripped weights); nothing to resume");
-  FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &opt));
-  if (resumed.next_batch == 0 && resumed.epoch + 1 >= opt.epochs)
-    return Status::InvalidArgument(requested.resume + ": training to " + std::to_string(opt.epochs) +
+  TrainOptions saved;
+  FFR_RETURN_IF_ERROR(TrainOptions::FromYaml(resumed.opt_yaml, &saved));
+  if (resumed.next_batch == 0 && resumed.epoch + 1 >= saved.epochs)
+    return Status::InvalidArgument(requested.resume + ": training to " + std::to_string(saved.epochs) +
                                    " epochs is finished, nothing to resume (to train on from it: --weights " +
                                    requested.resume + ")");
-  // The run's splits are the checkpoint's to decide, as its dataset is: a split flag that says
-  // otherwise would be dropped without a word.
-  for (const auto& [flag, given, recorded] : {std::tuple{"--train-split", &requested.train_split, &opt.train_split},
-                                              std::tuple{"--val-split", &requested.val_split, &opt.val_split}})
-    if (!given->empty() && *given != *recorded)
-      return Status::InvalidArgument(std::string(flag) + " " + *given + " with --resume: the run " + requested.resume +
-                                     " trains on " + (recorded->empty() ? "the dataset's default" : *recorded) +
-                                     " (its opt.yaml), and a resume continues it as it was; drop the flag, or "
-                                     "start a new run (--weights " + requested.resume + ")");
-  saved_world = opt.dist.world_size;
-  // This launch decides where the ranks run; the checkpoint decides everything else.
-  opt.resume = requested.resume;
-  opt.distributed = requested.distributed;
-  opt.dist = requested.dist;
-  opt.bind_numa = requested.bind_numa;
-  opt.env = requested.env;
-  // The dataset the run recorded, wherever this resume starts from; --data for one moved or copied
-  // (OpenDataset checks that it is the same dataset).
-  if (!requested.data.empty()) opt.data = requested.data;
-  else if (!opt.dataset_path.empty()) opt.data = opt.dataset_path;
-  else if (!requested.distributed || requested.dist.rank == 0)
+  saved_world = saved.dist.world_size;
+  FFR_RETURN_IF_ERROR(ResumedOptions(requested, saved, &opt));
+  // No --data: the dataset the run recorded, wherever this resume starts from (OpenDataset checks
+  // that a --data given is the same dataset).
+  if (requested.data.empty() && !opt.dataset_path.empty()) opt.data = opt.dataset_path;
+  else if (requested.data.empty() && (!requested.distributed || requested.dist.rank == 0))
     Warn(requested.resume + ": the run recorded no dataset identity (made by an older ffyolo); resuming on " +
          opt.data + " unchecked");
   // Absolute first: "weights/last.pt" given inside the run has no grandparent.
@@ -413,13 +399,10 @@ Status Trainer::State::CheckAmp() {
   return Status::OK();
 }
 
-Status Trainer::State::SetUpPixelCache(const std::string& split, bool training) {
-  PixelCacheOptions po;
-  po.split = split;
-  po.img_size = opt.img_size;
-  po.training = training;
+Status Trainer::State::SetUpPixelCache(const LoaderOptions& reading) {
+  PixelCacheOptions po = PixelCacheFor(reading);
   po.threads = cpus;
-  const std::string task = std::string(training ? "train" : "val") + " cache";
+  const std::string task = std::string(reading.training ? "train" : "val") + " cache";
   if (main_rank) {
     po.on_progress = [&](const PixelCacheOptions::Progress& p) { report().OnSetUpProgress(task, p.done, p.total); };
     po.on_message = [this](const std::string& m) { Info(m); };
@@ -456,9 +439,9 @@ Status Trainer::State::SetUpData() {
   lo.single_cls = opt.single_cls;
   lo.on_bad_sample = [this](const std::string& m) { Warn("corrupt sample replaced: " + m); };
   if (cache) {
-    FFR_RETURN_IF_ERROR(SetUpPixelCache(train_split, /*training=*/true));
     lo.pixel_cache = true;
     lo.reader = cache_reader;
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(lo));
   }
   FFR_RETURN_IF_ERROR(Loader::Open(*dataset, lo, &loader));
   if (opt.image_weights) {
@@ -480,9 +463,9 @@ Status Trainer::State::SetUpData() {
   vo.workers = lo.workers;
   vo.single_cls = opt.single_cls;
   if (cache && !opt.noval && main_rank) {  // as train.py: no validation cache with --noval
-    FFR_RETURN_IF_ERROR(SetUpPixelCache(val_split, /*training=*/false));
     vo.pixel_cache = true;
     vo.reader = cache_reader;
+    FFR_RETURN_IF_ERROR(SetUpPixelCache(ValidationLoader(vo)));
   }
   if (main_rank) FFR_RETURN_IF_ERROR(Validator::Open(*dataset, vo, device, &validator));
   return Status::OK();

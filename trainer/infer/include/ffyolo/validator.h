@@ -21,6 +21,7 @@ namespace ffyolo {
 class YoloModel;
 class ComputeLoss;
 class Loader;
+struct LoaderOptions;
 
 struct ValidatorOptions {
   std::string split;  // "" = the dataset's validation split
@@ -35,6 +36,9 @@ struct ValidatorOptions {
   // Batch images: progress callback (done, total) after each batch.
   std::function<void(int64_t, int64_t)> on_progress;
 };
+
+// The loader a validator of `options` reads its split with: letterboxed rect batches, no augmentation.
+LoaderOptions ValidationLoader(const ValidatorOptions& options);
 
 struct ValidationOutput {
   DatasetEvalResult result;

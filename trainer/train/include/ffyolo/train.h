@@ -24,6 +24,8 @@ namespace ffyolo {
 // The model of a run given neither --cfg nor --weights.
 inline constexpr char kDefaultModelCfg[] = "yolov5s.yaml";
 
+// A setting a user chooses is also a row of the options table (train_option_table.h): its flag,
+// its opt.yaml key and what --resume does with it.
 struct TrainOptions {
   std::string data;                       // packed dataset (NAME.ffr)
   // Recorded by the trainer in opt.yaml, not flags: the dataset's absolute path and identity
@@ -77,7 +79,7 @@ struct TrainOptions {
   // Every file of the run directory is written through it (tests inject faults); not saved in opt.yaml.
   ffr::Env* env = ffr::Env::Default();
 
-  // opt.yaml: the options that decide a run (not where its ranks run nor what it resumes).
+  // opt.yaml: the saved rows of the options table (train_option_table.h), which decide a run.
   std::string ToYaml() const;
   static ffr::Status FromYaml(const std::string& yaml, TrainOptions* out);
 };
