@@ -125,6 +125,10 @@ $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(fiel
 }
 for m in "${MODELS[@]}"; do bench_train "ceiling $m" --cfg "$m"; done
 for m in "${MODELS[@]}"; do bench_train "ceiling $m, channels-last" --cfg "$m" --channels-last; done
+for m in "${MODELS[@]}"; do bench_train "ceiling $m, sync-free loss" --cfg "$m" --sync-free-loss; done
+for m in "${MODELS[@]}"; do
+  bench_train "ceiling $m, channels-last + sync-free loss" --cfg "$m" --channels-last --sync-free-loss
+done
 # The step part by part (the device drained after each part), in both memory formats.
 step_parts() {
   "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \

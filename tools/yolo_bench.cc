@@ -67,7 +67,8 @@ int RunTrain(const ffyolo::TrainBenchOptions& o) {
   if (!o.data.empty())
     std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
                 r.loader_samples_per_cpu_second());
-  std::printf(" channels_last=%d gpu_mem_gb=%.2f loss=%.4g", o.channels_last ? 1 : 0, r.peak_memory_gb, r.last_loss);
+  std::printf(" channels_last=%d sync_free_loss=%d gpu_mem_gb=%.2f loss=%.4g", o.channels_last ? 1 : 0,
+              o.sync_free_loss ? 1 : 0, r.peak_memory_gb, r.last_loss);
   for (const auto& [part, seconds] : r.part_seconds)
     std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
   std::printf("\n");
@@ -155,6 +156,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"ram", "disk"}));
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
   train->add_flag("--channels-last", t.channels_last, "Weights and batches in channels-last (NHWC) memory");
+  train->add_flag("--sync-free-loss", t.sync_free_loss, "The loss without host syncs (yolo-train --sync-free-loss)");
 #endif
   CLI11_PARSE(app, argc, argv);
 #if FFYOLO_WITH_TRAINER

@@ -64,7 +64,8 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   }
   t->model->train();
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
-  t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors);
+  t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors,
+                                          o.sync_free_loss);
   std::string description;
   FFR_RETURN_IF_ERROR(MakeOptimizer(*t->model, "SGD", hyp, hyp.weight_decay, &t->optimizer, &description));
   t->scaler = std::make_unique<GradScaler>(amp);

@@ -36,6 +36,7 @@ struct TrainBenchOptions {
   // Weights and input batches in channels-last (NHWC) memory: what the
   // trainer would gain from it (tensor-core convolutions without layout changes).
   bool channels_last = false;
+  bool sync_free_loss = false;  // ComputeLoss's sync_free (loss.h)
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;

@@ -1,7 +1,10 @@
 #include "ffyolo/loss.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/rand.h>
+#include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
@@ -363,6 +366,105 @@ TEST(ComputeLossTest, HalfPredictionsGiveTheFloatLoss) {
   const LossOutput from_float = loss({half.to(at::kFloat)}, targets);
   EXPECT_EQ(from_half.total.scalar_type(), at::kFloat);
   EXPECT_TRUE(from_half.items.equal(from_float.items));
+}
+
+// The sync-free loss against the selecting one: the same loss items and the same gradients of the
+// predictions (1e-6 relative), and the same positives in the same order.
+void ExpectSyncFreeEqualsSelecting(const Hyp& hyp, double label_smoothing, int64_t nc, const at::Tensor& anchors,
+                                   const std::vector<at::Tensor>& predictions, const at::Tensor& targets) {
+  const ComputeLoss selecting(hyp, label_smoothing, nc, anchors);
+  const ComputeLoss sync_free(hyp, label_smoothing, nc, anchors, /*sync_free=*/true);
+  const auto kept = selecting.BuildTargets(predictions, targets);
+  const auto masked = sync_free.BuildTargets(predictions, targets);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_TRUE(masked[i].kept.defined());
+    EXPECT_FALSE(kept[i].kept.defined());
+    const at::Tensor rows = masked[i].kept.nonzero().squeeze(1);
+    for (const auto& [a, b] : {std::pair{kept[i].image, masked[i].image}, {kept[i].anchor, masked[i].anchor},
+                               {kept[i].gj, masked[i].gj}, {kept[i].gi, masked[i].gi}, {kept[i].tcls, masked[i].tcls},
+                               {kept[i].tbox, masked[i].tbox}, {kept[i].anch, masked[i].anch}})
+      EXPECT_TRUE(a.equal(b.index_select(0, rows))) << "level " << i;
+  }
+  std::vector<at::Tensor> grads[2];
+  at::Tensor items[2];
+  for (int way = 0; way < 2; ++way) {
+    std::vector<at::Tensor> p;
+    for (const at::Tensor& x : predictions) p.push_back(x.detach().clone().requires_grad_());
+    const LossOutput out = (way == 0 ? selecting : sync_free)(p, targets);
+    out.total.backward();
+    items[way] = out.items;
+    for (const at::Tensor& x : p) grads[way].push_back(x.grad());
+  }
+  EXPECT_TRUE(at::allclose(items[1], items[0], 1e-6, 1e-12)) << items[0] << items[1];
+  for (size_t i = 0; i < predictions.size(); ++i)
+    EXPECT_TRUE(at::allclose(grads[1][i], grads[0][i], 1e-6, 1e-12)) << "level " << i;
+}
+
+const at::Tensor& ThreeLevelAnchors() {
+  static const at::Tensor anchors = Anchors({{1.25, 1.625, 2, 3.75, 4.125, 2.875},
+                                             {1.875, 3.8125, 3.875, 2.8125, 3.6875, 7.4375},
+                                             {3.625, 2.8125, 4.875, 6.1875, 11.65625, 10.1875}});
+  return anchors;
+}
+
+std::vector<at::Tensor> ThreeLevelPredictions(int64_t bs, int64_t nc) {
+  return {at::randn({bs, 3, 16, 16, 5 + nc}), at::randn({bs, 3, 8, 8, 5 + nc}), at::randn({bs, 3, 4, 4, 5 + nc})};
+}
+
+TEST(SyncFreeLossTest, NoTargets) {
+  at::manual_seed(11);
+  ExpectSyncFreeEqualsSelecting(Hyp{}, 0.0, 3, ThreeLevelAnchors(), ThreeLevelPredictions(2, 3), at::zeros({0, 6}));
+}
+
+// Centres exactly on half and whole cells, on the first and last cells, and past the edge: the
+// neighbour rule's borders, where a strict or loose comparison would keep other rows.
+TEST(SyncFreeLossTest, TargetsOnCellBorders) {
+  at::manual_seed(12);
+  ExpectSyncFreeEqualsSelecting(
+      Hyp{}, 0.0, 2, Anchors({{1, 1, 2, 2}}), {at::randn({2, 2, kNy, kNx, 7})},
+      Targets({GridTarget(0, 1, 1.5, 2.5, 1, 1), GridTarget(0, 0, 1.0, 1.0, 1, 1), GridTarget(1, 1, 0.25, 0.25, 2, 2),
+               GridTarget(1, 0, 7.75, 3.75, 1, 2), GridTarget(0, 1, 8.0, 4.0, 1, 1), GridTarget(1, 1, 2.0, 3.0, 4, 4),
+               GridTarget(0, 0, 6.5, 2.0, 0.25, 0.25)}));
+}
+
+// Positives sharing an objectness cell (the same target twice, and targets of other sizes in one
+// cell): the last one's IoU must win, as index_put's last write does.
+TEST(SyncFreeLossTest, DuplicatesAndSharedCells) {
+  at::manual_seed(13);
+  ExpectSyncFreeEqualsSelecting(
+      Hyp{}, 0.0, 3, Anchors({{1, 1, 3, 2}}), {at::randn({1, 2, kNy, kNx, 8})},
+      Targets({GridTarget(0, 0, 2.25, 1.75, 1, 1), GridTarget(0, 0, 2.25, 1.75, 1, 1),
+               GridTarget(0, 1, 2.4, 1.6, 2, 1.5), GridTarget(0, 2, 2.3, 1.9, 0.8, 1.2),
+               GridTarget(0, 1, 3.25, 1.75, 1.5, 1)}));
+}
+
+// A full batch: hundreds of targets on every level, label smoothing, focal loss and pos weights on.
+TEST(SyncFreeLossTest, AFullBatchWithEveryLossOption) {
+  at::manual_seed(14);
+  Hyp hyp = ScaleLossGains(Hyp{}, 7, 3, 128);
+  hyp.fl_gamma = 1.5;
+  hyp.cls_pw = 1.3;
+  hyp.obj_pw = 0.8;
+  const int64_t bs = 8, nt = 400;
+  const at::Tensor xywh = at::rand({nt, 4}) * at::tensor({1.f, 1.f, 0.5f, 0.5f}) + at::tensor({0.f, 0.f, 0.01f, 0.01f});
+  const at::Tensor targets = at::cat({at::randint(bs, {nt, 1}).to(at::kFloat), at::randint(7, {nt, 1}).to(at::kFloat),
+                                      xywh.clamp_max(1)},
+                                     1);
+  ExpectSyncFreeEqualsSelecting(hyp, 0.1, 7, ThreeLevelAnchors(), ThreeLevelPredictions(bs, 7), targets);
+}
+
+TEST(SyncFreeLossTest, RandomBatchesAndOneClass) {
+  for (int seed = 0; seed < 5; ++seed) {
+    at::manual_seed(100 + seed);
+    const int64_t nc = seed == 0 ? 1 : 4, bs = 1 + seed, nt = 3 + 7 * seed;
+    const at::Tensor targets = at::cat({at::randint(bs, {nt, 1}).to(at::kFloat),
+                                        at::randint(nc, {nt, 1}).to(at::kFloat), at::rand({nt, 2}),
+                                        at::rand({nt, 2}) * 0.6 + 0.02},
+                                       1);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ExpectSyncFreeEqualsSelecting(ScaleLossGains(Hyp{}, nc, 3, 128), 0.0, nc, ThreeLevelAnchors(),
+                                  ThreeLevelPredictions(bs, nc), targets);
+  }
 }
 
 TEST(ScaleLossGainsTest, FollowsTrainPy) {

@@ -1,8 +1,8 @@
 // The GPU path, asserted where a CUDA device is present (the GPU machine's
 // scripts/gpu-run.sh) and skipped with a message elsewhere: the model on CUDA
 // computes what it computes on the CPU, an AMP step, batches copied from pinned
-// memory on a side stream equal the CPU path's, NCCL with one rank, and an
-// epoch of training on the GPU.
+// memory on a side stream equal the CPU path's, NCCL with one rank, an
+// epoch of training on the GPU, and a loss that never makes the host wait.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -11,6 +11,7 @@
 #include "ffyolo/dataset.h"
 #include "ffyolo/device.h"
 #include "ffyolo/grad_scaler.h"
+#include "ffyolo/loss.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
@@ -183,6 +184,34 @@ TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
   EXPECT_EQ(summary.epochs_run, 1);
   EXPECT_GT(memory.most, 0.0);
   EXPECT_GE(summary.final_map50, 0.0);
+}
+
+// The sync-free loss with its backward runs with every host wait an error, and equals the CPU's.
+TEST(CudaTest, SyncFreeLossNeverWaitsForTheDevice) {
+  FFYOLO_REQUIRE_CUDA();
+  NoTf32 no_tf32;
+  torch::manual_seed(5);
+  const torch::Tensor anchors = torch::tensor({1.25f, 1.625f, 2.f, 3.75f, 4.125f, 2.875f}).view({1, 3, 2});
+  const torch::Tensor cpu_prediction = torch::randn({4, 3, 16, 16, 8});
+  const torch::Tensor xy = torch::rand({40, 2}), wh = torch::rand({40, 2}) * 0.3 + 0.02;
+  const torch::Tensor targets =
+      torch::cat({torch::randint(4, {40, 1}).to(torch::kFloat), torch::randint(3, {40, 1}).to(torch::kFloat), xy, wh}, 1);
+  const ComputeLoss on_cpu(Hyp{}, 0.0, 3, anchors, /*sync_free=*/true);
+  const LossOutput expected = on_cpu({cpu_prediction}, targets);
+
+  const ComputeLoss on_gpu(Hyp{}, 0.0, 3, anchors.to(kGpu), /*sync_free=*/true);
+  const torch::Tensor prediction = cpu_prediction.to(kGpu).requires_grad_();
+  const torch::Tensor gpu_targets = targets.to(kGpu);
+  torch::cuda::synchronize();
+  LossOutput out;
+  {
+    CudaSyncsAreErrors no_waits;
+    out = on_gpu({prediction}, gpu_targets);
+    out.total.backward();
+  }
+  EXPECT_TRUE(torch::allclose(out.items.cpu(), expected.items, 1e-5, 1e-7))
+      << out.items.cpu() << " on the GPU, " << expected.items << " on the CPU";
+  EXPECT_TRUE(prediction.grad().isfinite().all().item<bool>());
 }
 
 }  // namespace

@@ -103,6 +103,29 @@ TEST(MultiScaleTrainingTest, EachBatchTrainsAtItsSize) {
             std::string::npos);
 }
 
+// --sync-free-loss trains on the same loss: an epoch's batch losses equal those of the loss it replaces
+// (1e-4 relative: the masked sums round otherwise, and four steps carry it on).
+TEST(SyncFreeLossTrainingTest, AnEpochHasTheSameLosses) {
+  std::vector<std::vector<double>> items[2];
+  for (int way = 0; way < 2; ++way) {
+    testing::ScratchDir dir(way == 1 ? "sync_free_loss" : "selecting_loss");
+    TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+    o.sync_free_loss = way == 1;
+    LossRecorder recorder;
+    std::unique_ptr<Trainer> t;
+    const ffr::Status s = Trainer::Create(o, &recorder, &t);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(t->RunEpoch().ok());
+    items[way] = recorder.items;
+  }
+  ASSERT_EQ(items[1].size(), items[0].size());
+  ASSERT_FALSE(items[0].empty());
+  for (size_t batch = 0; batch < items[0].size(); ++batch)
+    for (size_t k = 0; k < 3; ++k)
+      EXPECT_NEAR(items[1][batch][k], items[0][batch][k], 1e-4 * std::abs(items[0][batch][k]) + 1e-9)
+          << "batch " << batch << ", loss item " << k;
+}
+
 // The size depends on the seed and the iteration only: every rank draws the same, and other seeds other sizes.
 TEST(MultiScaleTrainingTest, SizesFollowTheSeed) {
   std::vector<int> a, b, c;

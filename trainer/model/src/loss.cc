@@ -6,14 +6,16 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/binary_cross_entropy_with_logits.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/maximum.h>
-#include <ATen/ops/ones_like.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/stack.h>
+#include <ATen/ops/sort.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/zeros_like.h>
 #include <c10/util/Exception.h>
 
 #include <cmath>
@@ -35,6 +37,33 @@ at::Tensor MaskedRows(const at::Tensor& x, const at::Tensor& mask) {
   return x.reshape({-1, x.size(-1)}).index_select(0, mask.reshape(-1).nonzero().squeeze(1));
 }
 
+// The mean of x ((n,) or (n, k)) over the positives' rows: all rows when `kept` is undefined.
+at::Tensor PositivesMean(const at::Tensor& x, const at::Tensor& kept) {
+  if (!kept.defined()) return x.mean();
+  const at::Tensor rows = x.dim() == 1 ? kept : kept.unsqueeze(1);
+  const int64_t per_row = x.dim() == 1 ? 1 : x.size(1);
+  return x.masked_fill(rows.logical_not(), 0).sum() / (kept.sum().to(x.scalar_type()) * per_row).clamp_min(1);
+}
+
+// tobj[image, anchor, gj, gi] = iou for the positives. YOLOv5's index_put lets the last positive of a
+// shared cell win; sync-free, the rows are sorted by cell, stably (rows are in build_targets' order),
+// the last of each cell found, and it alone adds its IoU to the cell's zero.
+void WriteObjectness(const LevelTargets& lt, const at::Tensor& iou, at::Tensor* tobj) {
+  if (!lt.kept.defined()) {
+    tobj->index_put_({lt.image, lt.anchor, lt.gj, lt.gi}, iou);
+    return;
+  }
+  const int64_t na = tobj->size(1), ny = tobj->size(2), nx = tobj->size(3), n = lt.kept.size(0);
+  const at::Tensor cell = ((lt.image * na + lt.anchor) * ny + lt.gj) * nx + lt.gi;
+  // A row that is no positive gets a key of its own past every cell, so it ends no cell's run.
+  const at::Tensor key = at::where(lt.kept, cell, at::arange(n, cell.options()) + tobj->numel());
+  const auto [sorted, order] = key.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+  const at::Tensor last_of_cell =
+      at::cat({sorted.narrow(0, 0, n - 1) != sorted.narrow(0, 1, n - 1), at::ones({1}, lt.kept.options())});
+  const at::Tensor writes = at::empty_like(lt.kept).scatter_(0, order, last_of_cell) & lt.kept;
+  tobj->view(-1).scatter_add_(0, cell, iou.masked_fill(writes.logical_not(), 0));
+}
+
 }  // namespace
 
 Hyp ScaleLossGains(Hyp hyp, int64_t nc, int64_t nl, int64_t img_size) {
@@ -45,7 +74,7 @@ Hyp ScaleLossGains(Hyp hyp, int64_t nc, int64_t nl, int64_t img_size) {
 }
 
 ComputeLoss::ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc,
-                         const at::Tensor& anchors)
+                         const at::Tensor& anchors, bool sync_free)
     : box_gain_(hyp.box),
       obj_gain_(hyp.obj),
       cls_gain_(hyp.cls),
@@ -55,7 +84,8 @@ ComputeLoss::ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc,
       fl_gamma_(hyp.fl_gamma),
       cp_(1.0 - 0.5 * label_smoothing),
       cn_(0.5 * label_smoothing),
-      nc_(nc) {
+      nc_(nc),
+      sync_free_(sync_free) {
   TORCH_CHECK(anchors.dim() == 3 && anchors.size(2) == 2,
               "ComputeLoss: anchors must be (nl, na, 2), got ", anchors.sizes());
   nl_ = anchors.size(0);
@@ -68,6 +98,8 @@ ComputeLoss::ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc,
                 "ComputeLoss: YOLOv5 balances at most 5 levels, got ", nl_);
   }
   anchors_ = anchors.detach().to(at::kFloat);
+  const float g = static_cast<float>(kCellHalf);
+  offsets_ = at::tensor({0.f, 0.f, g, 0.f, 0.f, g, -g, 0.f, 0.f, -g}).view({5, 2}).to(anchors_.device());
 }
 
 std::vector<LevelTargets> ComputeLoss::BuildTargets(const std::vector<at::Tensor>& predictions,
@@ -83,56 +115,57 @@ std::vector<LevelTargets> ComputeLoss::BuildTargets(const std::vector<at::Tensor
   // (na, nt, 7): every target once per anchor, the anchor index appended.
   const at::Tensor ai = at::arange(na_, fopt).view({na_, 1}).repeat({1, nt});
   const at::Tensor per_anchor = at::cat({targets.to(fopt).repeat({na_, 1, 1}), ai.unsqueeze(2)}, 2);
-  const float g = kCellHalf;
-  // Own cell, then left, up, right, down (subtracted from the centre).
-  const at::Tensor off =
-      at::tensor({0.f, 0.f, g, 0.f, 0.f, g, -g, 0.f, 0.f, -g}, fopt).view({5, 2});
   const at::Tensor anchors_all = anchors_.to(fopt);
+  const at::Tensor offsets = offsets_.to(fopt);
 
   std::vector<LevelTargets> out;
   for (int64_t i = 0; i < nl_; ++i) {
     const at::Tensor anchors = anchors_all[i];
     const int64_t ny = predictions[i].size(2), nx = predictions[i].size(3);
-    const at::Tensor gain =
-        at::tensor({1.f, 1.f, float(nx), float(ny), float(nx), float(ny), 1.f}, fopt);
-    at::Tensor t = per_anchor * gain;  // grid units
-    at::Tensor offsets;
-    if (nt) {
-      const at::Tensor r = t.narrow(2, 4, 2) / anchors.unsqueeze(1);
-      t = MaskedRows(t, at::maximum(r, r.reciprocal()).amax(2) < anchor_t_);
-      const at::Tensor gxy = t.narrow(1, 2, 2);
-      const at::Tensor gxi = gain.narrow(0, 2, 2) - gxy;
-      const at::Tensor low = (gxy.remainder(1) < g) & (gxy > 1);   // left, up
-      const at::Tensor high = (gxi.remainder(1) < g) & (gxi > 1);  // right, down
-      const at::Tensor cells = at::stack({at::ones_like(low.select(1, 0)), low.select(1, 0),
-                                          low.select(1, 1), high.select(1, 0), high.select(1, 1)});
-      t = MaskedRows(t.repeat({5, 1, 1}), cells);
-      offsets = MaskedRows(at::zeros_like(gxy).unsqueeze(0) + off.unsqueeze(1), cells);
-    } else {
-      t = per_anchor[0];
-      offsets = at::zeros({0, 2}, fopt);
-    }
-    const at::Tensor gxy = t.narrow(1, 2, 2);
+    // [1, 1, nx, ny, nx, ny, 1], filled on the device: no host tensor per call.
+    at::Tensor gain = at::ones({7}, fopt);
+    gain.narrow(0, 2, 4).view({2, 2}).select(1, 0).fill_(static_cast<double>(nx));
+    gain.narrow(0, 2, 4).view({2, 2}).select(1, 1).fill_(static_cast<double>(ny));
+    const at::Tensor t = per_anchor * gain;  // grid units
+    const at::Tensor r = t.narrow(2, 4, 2) / anchors.unsqueeze(1);
+    const at::Tensor matched = at::maximum(r, r.reciprocal()).amax(2) < anchor_t_;  // (na, nt)
+    const at::Tensor txy = t.narrow(2, 2, 2);
+    const at::Tensor txi = gain.narrow(0, 2, 2) - txy;
+    const at::Tensor low = (txy.remainder(1) < kCellHalf) & (txy > 1);   // left, up
+    const at::Tensor high = (txi.remainder(1) < kCellHalf) & (txi > 1);  // right, down
+    // (5, na, nt): the candidates build_targets keeps, in its order.
+    const at::Tensor kept = at::stack({matched, low.select(2, 0) & matched, low.select(2, 1) & matched,
+                                       high.select(2, 0) & matched, high.select(2, 1) & matched})
+                                .reshape(-1);
+    at::Tensor rows = t.unsqueeze(0).expand({5, na_, nt, 7}).reshape({-1, 7});
+    at::Tensor cell_offsets = offsets.view({5, 1, 1, 2}).expand({5, na_, nt, 2}).reshape({-1, 2});
     LevelTargets lt;
-    lt.image = t.select(1, 0).to(at::kLong);
-    lt.tcls = t.select(1, 1).to(at::kLong);
-    lt.anchor = t.select(1, 6).to(at::kLong);
-    const at::Tensor gij = (gxy - offsets).to(at::kLong);
+    if (sync_free_) {
+      lt.kept = kept;
+    } else {
+      rows = MaskedRows(rows, kept);
+      cell_offsets = MaskedRows(cell_offsets, kept);
+    }
+    const at::Tensor gxy = rows.narrow(1, 2, 2);
+    lt.image = rows.select(1, 0).to(at::kLong);
+    lt.tcls = rows.select(1, 1).to(at::kLong);
+    lt.anchor = rows.select(1, 6).to(at::kLong);
+    const at::Tensor gij = (gxy - cell_offsets).to(at::kLong);
     // Clamped in place: the clamped cell is also what tbox is relative to.
     lt.gj = gij.select(1, 1).clamp_(0, ny - 1);
     lt.gi = gij.select(1, 0).clamp_(0, nx - 1);
-    lt.tbox = at::cat({gxy - gij, t.narrow(1, 4, 2)}, 1);
+    lt.tbox = at::cat({gxy - gij, rows.narrow(1, 4, 2)}, 1);
     lt.anch = anchors.index_select(0, lt.anchor);
     out.push_back(std::move(lt));
   }
   return out;
 }
 
-at::Tensor ComputeLoss::Bce(const at::Tensor& logits, const at::Tensor& target,
-                            double pos_weight) const {
+at::Tensor ComputeLoss::BceElements(const at::Tensor& logits, const at::Tensor& target,
+                                    double pos_weight) const {
   const at::Tensor pw = at::full({1}, pos_weight, logits.options());
   if (fl_gamma_ <= 0) {
-    return at::binary_cross_entropy_with_logits(logits, target, {}, pw, at::Reduction::Mean);
+    return at::binary_cross_entropy_with_logits(logits, target, {}, pw, at::Reduction::None);
   }
   // FocalLoss(BCEWithLogitsLoss, gamma=fl_gamma, alpha=0.25).
   const at::Tensor loss =
@@ -141,7 +174,7 @@ at::Tensor ComputeLoss::Bce(const at::Tensor& logits, const at::Tensor& target,
   const at::Tensor p_t = target * prob + (1 - target) * (1 - prob);
   const at::Tensor alpha_factor = target * kFocalAlpha + (1 - target) * (1 - kFocalAlpha);
   const at::Tensor modulating_factor = (1.0 - p_t).pow(fl_gamma_);
-  return (loss * (alpha_factor * modulating_factor)).mean();
+  return loss * (alpha_factor * modulating_factor);
 }
 
 LossOutput ComputeLoss::operator()(const std::vector<at::Tensor>& predictions,
@@ -165,17 +198,17 @@ LossOutput ComputeLoss::operator()(const std::vector<at::Tensor>& predictions,
       const at::Tensor pxy = ps.narrow(1, 0, 2).sigmoid() * 2 - 0.5;
       const at::Tensor pwh = (ps.narrow(1, 2, 2).sigmoid() * 2).pow(2) * lt.anch;
       const at::Tensor iou = BboxIou(at::cat({pxy, pwh}, 1), lt.tbox, IouKind::kCIoU);
-      lbox = lbox + (1.0 - iou).mean();
+      lbox = lbox + PositivesMean(1.0 - iou, lt.kept);
       // gr = 1: the objectness target is the IoU itself. Duplicate cells: last write wins.
-      tobj.index_put_({lt.image, lt.anchor, lt.gj, lt.gi}, iou.detach().clamp_min(0));
+      WriteObjectness(lt, iou.detach().clamp_min(0), &tobj);
       if (nc_ > 1) {
         const at::Tensor pcls = ps.narrow(1, 5, nc_);
         at::Tensor t = at::full_like(pcls, cn_);
         t.index_put_({at::arange(n, fopt.dtype(at::kLong)), lt.tcls}, cp_);
-        lcls = lcls + Bce(pcls, t, cls_pw_);
+        lcls = lcls + PositivesMean(BceElements(pcls, t, cls_pw_), lt.kept);
       }
     }
-    lobj = lobj + Bce(pi.select(4, 4), tobj, obj_pw_) * balance_[i];
+    lobj = lobj + BceElements(pi.select(4, 4), tobj, obj_pw_).mean() * balance_[i];
     bs = tobj.size(0);
   }
   lbox = lbox * box_gain_;

@@ -1,6 +1,9 @@
 #include "ffyolo/device.h"
 
 #include <torch/cuda.h>
+#ifdef FFYOLO_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -67,5 +70,17 @@ ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* d
 }
 
 int CudaDeviceCount() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
+
+#ifdef FFYOLO_WITH_CUDA
+CudaSyncsAreErrors::CudaSyncsAreErrors() {
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+}
+CudaSyncsAreErrors::~CudaSyncsAreErrors() {
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+}
+#else
+CudaSyncsAreErrors::CudaSyncsAreErrors() = default;
+CudaSyncsAreErrors::~CudaSyncsAreErrors() = default;
+#endif
 
 }  // namespace ffyolo

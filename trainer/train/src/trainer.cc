@@ -489,7 +489,7 @@ Status Trainer::State::SetUpOptimizer() {
                                     &optimizer, &description));
   Info(description);
   compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
-                                               model->detect().anchors);
+                                               model->detect().anchors, opt.sync_free_loss);
   scaler = std::make_unique<GradScaler>(amp);
   return Status::OK();
 }

@@ -17,12 +17,15 @@ namespace ffyolo {
 Hyp ScaleLossGains(Hyp hyp, int64_t nc, int64_t nl, int64_t img_size);
 
 // What build_targets assigns on one level: n positives, each one (target,
-// anchor, cell) triple.
+// anchor, cell) triple. A sync-free loss keeps every candidate row instead (5
+// cells x na anchors x nt targets, in build_targets' order) and says which of
+// them are positives in `kept`: the count of positives never reaches the host.
 struct LevelTargets {
   at::Tensor image, anchor, gj, gi;  // (n,) int64: the prediction cell, pi[image, anchor, gj, gi]
   at::Tensor tbox;                   // (n, 4) [x - gi, y - gj, w, h] in grid units
   at::Tensor anch;                   // (n, 2) the anchor's w, h in grid units
   at::Tensor tcls;                   // (n,) int64 class
+  at::Tensor kept;                   // (n,) bool, sync-free only: the positives; undefined: every row is one
 };
 
 // The loss value to backpropagate and its detached parts for logging.
@@ -43,7 +46,14 @@ class ComputeLoss {
   // in a focal loss (gamma = fl_gamma, alpha = 0.25). label_smoothing is
   // train.py's --label-smoothing eps: positive class target 1 - eps/2,
   // negative eps/2. `anchors` is Detect's (nl, na, 2), in grid units.
-  ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc, const at::Tensor& anchors);
+  // `sync_free` computes the same loss without waiting for the device: no
+  // nonzero, no boolean indexing, no host-built tensor per call (the
+  // positives are masked rows; the objectness cell several positives share
+  // takes the last one's IoU, as YOLOv5's index_put does, through a
+  // scatter-max of the rows' order), so a step can run ahead of the GPU
+  // or be captured whole.
+  ComputeLoss(const Hyp& hyp, double label_smoothing, int64_t nc, const at::Tensor& anchors,
+              bool sync_free = false);
 
   LossOutput operator()(const std::vector<at::Tensor>& predictions,
                         const at::Tensor& targets) const;
@@ -52,12 +62,14 @@ class ComputeLoss {
   // anchor_t, each in the target's own cell and in the nearer horizontal and
   // vertical neighbour cells (when the centre is in that half of its cell and
   // more than one cell away from the image edge). Order as YOLOv5's: own cells
-  // first, then left, up, right, down neighbours, each anchor-major.
+  // first, then left, up, right, down neighbours, each anchor-major. Sync-free:
+  // every candidate row in that order, the positives marked in `kept`.
   std::vector<LevelTargets> BuildTargets(const std::vector<at::Tensor>& predictions,
                                          const at::Tensor& targets) const;
 
  private:
-  at::Tensor Bce(const at::Tensor& logits, const at::Tensor& target, double pos_weight) const;
+  // BCEWithLogitsLoss per element (FocalLoss's when fl_gamma > 0), not reduced.
+  at::Tensor BceElements(const at::Tensor& logits, const at::Tensor& target, double pos_weight) const;
 
   double box_gain_, obj_gain_, cls_gain_;
   double cls_pw_, obj_pw_;
@@ -67,6 +79,8 @@ class ComputeLoss {
   int64_t nc_, nl_, na_;
   std::vector<double> balance_;
   at::Tensor anchors_;  // (nl, na, 2) float, grid units
+  at::Tensor offsets_;  // (5, 2): the own cell, then left, up, right, down, subtracted from the centre
+  bool sync_free_;
 };
 
 }  // namespace ffyolo

@@ -28,4 +28,16 @@ ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* d
 // CUDA devices this LibTorch can use (0 on a CPU build or machine).
 int CudaDeviceCount();
 
+// While one lives, every call that makes the host wait for the GPU (a copy to
+// the host, .item(), nonzero, a synchronize) throws, as PyTorch's
+// torch.cuda.set_sync_debug_mode("error"): a test proves a path never waits.
+// Nothing on a CPU-only LibTorch.
+class CudaSyncsAreErrors {
+ public:
+  CudaSyncsAreErrors();
+  ~CudaSyncsAreErrors();
+  CudaSyncsAreErrors(const CudaSyncsAreErrors&) = delete;
+  CudaSyncsAreErrors& operator=(const CudaSyncsAreErrors&) = delete;
+};
+
 }  // namespace ffyolo

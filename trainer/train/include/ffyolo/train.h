@@ -67,6 +67,9 @@ struct TrainOptions {
   bool single_cls = false;
   bool quad = false;
   int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
+  // The loss without host syncs (ComputeLoss's sync_free, loss.h): the same loss, so a step can run
+  // ahead of the GPU; off until docs/gpu.md measures it.
+  bool sync_free_loss = false;
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
   bool distributed = false;

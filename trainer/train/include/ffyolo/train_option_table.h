@@ -107,6 +107,9 @@ void VisitTrainOptions(Visit&& visit) {
         &O::image_weights);
   visit(S{"--single-cls", "train multi-class data as single-class", "single_cls", 25, kRestored}, &O::single_cls);
   visit(S{"--quad", "quad dataloader", "quad", 26, kRestored}, &O::quad);
+  visit(S{"--sync-free-loss", "Compute the loss without host syncs (the same loss; see docs/gpu.md)", nullptr, -1,
+          OnResume::kLaunch},
+        &O::sync_free_loss);
   visit(S{"--sync-bn", "Synchronized BatchNorm over all ranks", "sync_bn", 28, kRestored, FlagGroup::kParallel},
         &O::sync_bn);
   visit(S{"--bind-numa", "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)", nullptr, -1,
