@@ -16,6 +16,7 @@
 #include "ffyolo/grad_scaler.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/loader.h"
+#include "ffyolo/memory_format.h"
 #include "ffyolo/model.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/train_step.h"
@@ -32,13 +33,6 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 // Waits for the device's queued work, so that a clock read after it covers that work.
 void Drain(const c10::Device& device) {
   if (device.is_cuda()) torch::zeros({1}, torch::TensorOptions().device(device)).cpu();
-}
-
-// NHWC weights (4-d parameters only), before the optimizer and the EMA take them.
-void ToChannelsLast(torch::nn::Module& model) {
-  torch::NoGradGuard no_grad;
-  for (torch::Tensor& p : model.parameters())
-    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
 // The training side of a benchmark: the Trainer's model, loss, optimizer, scaler and EMA for one process.
@@ -58,10 +52,8 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
   t->model->to(device);
   t->ema_model->to(device);
-  if (o.channels_last) {
-    ToChannelsLast(*t->model);
-    ToChannelsLast(*t->ema_model);
-  }
+  ToMemoryFormat(*t->model, TrainingMemoryFormat(o.channels_last));
+  ToMemoryFormat(*t->ema_model, TrainingMemoryFormat(o.channels_last));
   t->model->train();
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
   t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors,
@@ -93,7 +85,7 @@ void RandomBatch(const TrainBenchOptions& o, int64_t nc, const c10::Device& devi
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
-  if (o.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+  images = images.contiguous(TrainingMemoryFormat(o.channels_last));
   for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
   Drain(device);
   Clock::time_point part_start;
@@ -140,7 +132,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
-  BatchTransfer transfer(loader.get(), device);
+  BatchTransfer transfer(loader.get(), device, TrainingMemoryFormat(o.channels_last));
   int64_t epoch = 0, taken = 0;
   FFR_RETURN_IF_ERROR(transfer.Start(epoch, 0));
   // The next batch, into the next epoch when this one is done.
@@ -151,13 +143,9 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     return transfer.Next(batch);
   };
   DeviceBatch batch;
-  // A copy on the device in NHWC (the loader's batches are NCHW).
-  auto images = [&o](const DeviceBatch& b) {
-    return o.channels_last ? b.images.contiguous(at::MemoryFormat::ChannelsLast) : b.images;
-  };
   for (int i = 0; i < o.warmup_steps; ++i) {
     FFR_RETURN_IF_ERROR(next(&batch));
-    TrainStep(t->parts, images(batch), batch.targets, true);
+    TrainStep(t->parts, batch.images, batch.targets, true);
   }
   Drain(device);
   const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID), own0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
@@ -168,7 +156,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     FFR_RETURN_IF_ERROR(next(&batch));
     r->data_wait_seconds += Seconds(Clock::now() - asked);
     taken += batch.images.size(0);
-    loss = TrainStep(t->parts, images(batch), batch.targets, true);
+    loss = TrainStep(t->parts, batch.images, batch.targets, true);
   }
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);

@@ -103,14 +103,21 @@ TEST(MultiScaleTrainingTest, EachBatchTrainsAtItsSize) {
             std::string::npos);
 }
 
-// --sync-free-loss trains on the same loss: an epoch's batch losses equal those of the loss it replaces
-// (1e-4 relative: the masked sums round otherwise, and four steps carry it on).
-TEST(SyncFreeLossTrainingTest, AnEpochHasTheSameLosses) {
+// A training-step variant of issue #30 trains as the eager NCHW step does: an epoch's batch losses
+// equal (1e-4 relative: sums round otherwise, and four steps carry it on).
+struct StepVariant {
+  const char* name;
+  bool TrainOptions::*flag;
+};
+
+class StepVariantTest : public ::testing::TestWithParam<StepVariant> {};
+
+TEST_P(StepVariantTest, AnEpochHasTheSameLosses) {
   std::vector<std::vector<double>> items[2];
   for (int way = 0; way < 2; ++way) {
-    testing::ScratchDir dir(way == 1 ? "sync_free_loss" : "selecting_loss");
+    testing::ScratchDir dir(std::string(GetParam().name) + (way == 1 ? "_on" : "_off"));
     TrainOptions o = TinyTrainOptions(dir / "runs", 1);
-    o.sync_free_loss = way == 1;
+    o.*GetParam().flag = way == 1;
     LossRecorder recorder;
     std::unique_ptr<Trainer> t;
     const ffr::Status s = Trainer::Create(o, &recorder, &t);
@@ -125,6 +132,11 @@ TEST(SyncFreeLossTrainingTest, AnEpochHasTheSameLosses) {
       EXPECT_NEAR(items[1][batch][k], items[0][batch][k], 1e-4 * std::abs(items[0][batch][k]) + 1e-9)
           << "batch " << batch << ", loss item " << k;
 }
+
+INSTANTIATE_TEST_SUITE_P(Variants, StepVariantTest,
+                         ::testing::Values(StepVariant{"sync_free_loss", &TrainOptions::sync_free_loss},
+                                           StepVariant{"channels_last", &TrainOptions::channels_last}),
+                         [](const ::testing::TestParamInfo<StepVariant>& p) { return std::string(p.param.name); });
 
 // The size depends on the seed and the iteration only: every rank draws the same, and other seeds other sizes.
 TEST(MultiScaleTrainingTest, SizesFollowTheSeed) {

@@ -38,7 +38,8 @@ struct BatchTransfer::Copies {
 struct BatchTransfer::Copies {};
 #endif
 
-BatchTransfer::BatchTransfer(Loader* loader, c10::Device device) : loader_(loader), device_(device) {
+BatchTransfer::BatchTransfer(Loader* loader, c10::Device device, c10::MemoryFormat format)
+    : loader_(loader), device_(device), format_(format) {
 #ifdef FFYOLO_WITH_CUDA
   if (device.is_cuda()) copies_ = std::make_unique<Copies>(device);
 #endif
@@ -92,7 +93,7 @@ void BatchTransfer::Convert(DeviceBatch* batch) const {
   const Batch* b = batch->host;
   batch->images = torch::from_blob(b->images, {b->size, 3, b->height, b->width}, torch::kUInt8)
                       .to(device_, /*non_blocking=*/true)
-                      .to(torch::kFloat)
+                      .to(torch::kFloat, /*non_blocking=*/false, /*copy=*/false, format_)
                       .div_(255);
   batch->targets = torch::from_blob(const_cast<float*>(b->targets.data()),
                                     {static_cast<int64_t>(b->num_targets()), 6}, torch::kFloat)

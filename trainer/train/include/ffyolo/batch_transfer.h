@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/MemoryFormat.h>
 
 #include <cstdint>
 #include <memory>
@@ -32,13 +33,14 @@ class PinnedBatchAllocator : public BatchAllocator {
 
 struct DeviceBatch {
   const Batch* host = nullptr;  // the loader's batch (sizes, meta); valid until the next Next(); null: epoch done
-  at::Tensor images;            // float (N, 3, H, W) in [0, 1] on the device
+  at::Tensor images;            // float (N, 3, H, W) in [0, 1] on the device, in the transfer's memory format
   at::Tensor targets;           // (n, 6) [image, class, x, y, w, h] on the device
 };
 
 class BatchTransfer {
  public:
-  BatchTransfer(Loader* loader, c10::Device device);
+  // Images land in `format` (memory_format.h): the layout change rides on the conversion to float.
+  BatchTransfer(Loader* loader, c10::Device device, c10::MemoryFormat format = c10::MemoryFormat::Contiguous);
   ~BatchTransfer();
 
   // Starts the loader's epoch at `first_batch` and begins the first copy.
@@ -61,6 +63,7 @@ class BatchTransfer {
 
   Loader* loader_;
   c10::Device device_;
+  c10::MemoryFormat format_;
   std::unique_ptr<Copies> copies_;  // CUDA: the side stream and the batches in flight
   DeviceBatch current_, next_;
 };

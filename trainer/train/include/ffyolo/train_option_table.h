@@ -110,6 +110,9 @@ void VisitTrainOptions(Visit&& visit) {
   visit(S{"--sync-free-loss", "Compute the loss without host syncs (the same loss; see docs/gpu.md)", nullptr, -1,
           OnResume::kLaunch},
         &O::sync_free_loss);
+  visit(S{"--channels-last", "Weights and batches in channels-last (NHWC) memory (see docs/gpu.md)", nullptr, -1,
+          OnResume::kLaunch},
+        &O::channels_last);
   visit(S{"--sync-bn", "Synchronized BatchNorm over all ranks", "sync_bn", 28, kRestored, FlagGroup::kParallel},
         &O::sync_bn);
   visit(S{"--bind-numa", "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)", nullptr, -1,
