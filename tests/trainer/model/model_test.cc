@@ -379,7 +379,7 @@ TEST(ModelTest, RepeatedRowsAndSingleLevelDetect) {
             (std::vector<int64_t>{1, 3 * 16 * 16, 7}));
 }
 
-// The parser's count (module_shapes.h) against the built modules, row by row,
+// The parser's count (each module's Parameters) against the built modules, row by row,
 // on every module and argument that changes a shape: groups, dilation, kernel,
 // Bottleneck's e and g, C3's shortcut-free n, SPPF, repeated rows, Detect on
 // one level with integer anchors and a class count of its own.

@@ -12,21 +12,6 @@ namespace ffyolo {
 
 namespace {
 
-// One copy of a row's module.
-std::shared_ptr<torch::nn::Module> MakeModule(const LayerArgs& args, const torch::nn::AnyModule& act) {
-  using Made = std::shared_ptr<torch::nn::Module>;
-  return std::visit(ForEachModule{
-                        [&](const ConvArgs& a) -> Made { return Conv(a, act).ptr(); },
-                        [&](const BottleneckArgs& a) -> Made { return Bottleneck(a, act).ptr(); },
-                        [&](const C3Args& a) -> Made { return C3(a, act).ptr(); },
-                        [&](const SPPFArgs& a) -> Made { return SPPF(a, act).ptr(); },
-                        [](const ConcatArgs& a) -> Made { return Concat(a).ptr(); },
-                        [](const UpsampleArgs& a) -> Made { return Upsample(a).ptr(); },
-                        [](const DetectArgs& a) -> Made { return Detect(a).ptr(); },
-                    },
-                    args);
-}
-
 // Distinct modules in pre-order, like Python's model.modules().
 std::vector<std::shared_ptr<torch::nn::Module>> DistinctModules(const torch::nn::Module& model) {
   std::vector<std::shared_ptr<torch::nn::Module>> distinct;
@@ -42,7 +27,7 @@ YoloModel::YoloModel(ModelConfig config) : config_(std::move(config)) {
   const torch::nn::AnyModule act = MakeActivation(config_.activation);
   rows_ = register_module("model", torch::nn::ModuleList());
   for (const LayerConfig& layer : config_.layers) {
-    std::shared_ptr<torch::nn::Module> module = MakeModule(layer.args, act);
+    std::shared_ptr<torch::nn::Module> module = MakeRowModule(layer.args, act);
     if (auto detect = std::dynamic_pointer_cast<DetectImpl>(module)) {  // the last row, called directly
       detect_ = Detect(detect);
       rows_->push_back(detect_);
@@ -50,7 +35,7 @@ YoloModel::YoloModel(ModelConfig config) : config_(std::move(config)) {
     }
     if (layer.copies > 1) {
       std::vector<std::shared_ptr<torch::nn::Module>> copies{module};
-      for (int i = 1; i < layer.copies; ++i) copies.push_back(MakeModule(layer.args, act));
+      for (int i = 1; i < layer.copies; ++i) copies.push_back(MakeRowModule(layer.args, act));
       module = Repeat(copies).ptr();
     }
     rows_->push_back(module);

@@ -11,6 +11,13 @@
 #include <vector>
 
 #include "ffr/status.h"
+#include "ffyolo/modules/bottleneck.h"
+#include "ffyolo/modules/c3.h"
+#include "ffyolo/modules/concat.h"
+#include "ffyolo/modules/conv.h"
+#include "ffyolo/modules/detect.h"
+#include "ffyolo/modules/sppf.h"
+#include "ffyolo/modules/upsample.h"
 
 namespace ffyolo {
 
@@ -21,74 +28,16 @@ struct ActivationConfig {
   double negative_slope = 0.01;  // kLeakyReLU only
 };
 
-// Constructor arguments of the modules of models/common.py and models/yolo.py,
-// named as there. Channel counts are the scaled ones.
-struct ConvArgs {
-  int64_t c1 = 0, c2 = 0;
-  int64_t k = 1, s = 1;
-  int64_t p = -1;  // -1: autopad, (d*(k-1)+1)/2
-  int64_t g = 1, d = 1;
-  bool act = true;  // false: Identity instead of the model's activation
-};
-struct BottleneckArgs {
-  int64_t c1 = 0, c2 = 0;
-  bool shortcut = true;
-  int64_t g = 1;
-  double e = 0.5;
-};
-struct C3Args {
-  int64_t c1 = 0, c2 = 0, n = 1;
-  bool shortcut = true;
-  int64_t g = 1;
-  double e = 0.5;
-};
-struct SPPFArgs {
-  int64_t c1 = 0, c2 = 0, k = 5;
-};
-struct ConcatArgs {
-  int64_t dim = 1;
-};
-struct UpsampleArgs {  // mode 'nearest' is the only one supported
-  double scale_factor = 2;
-};
-struct DetectArgs {
-  int64_t nc = 80;
-  std::vector<std::vector<double>> anchors;  // per level: w0, h0, w1, h1, ... in pixels
-  std::vector<int64_t> ch;                   // input channels per level
-};
-
+// The modules a model YAML may name, one alternative each: the arguments
+// struct of modules/<module>.h, with its YAML name (kName), ParseArgs and
+// Parameters beside it, and its LibTorch module's MakeModule in
+// modules/<module>_module.h. Every part is called on each alternative, so a
+// module missing one does not compile.
 using LayerArgs =
     std::variant<ConvArgs, BottleneckArgs, C3Args, SPPFArgs, ConcatArgs, UpsampleArgs, DetectArgs>;
 
-// Each module's name in a model YAML, as parse_model reads it: one per LayerArgs alternative (a
-// module without its name does not compile, see ModuleNames()).
-template <class Args>
-inline constexpr const char* kModuleName = nullptr;
-template <>
-inline constexpr const char* kModuleName<ConvArgs> = "Conv";
-template <>
-inline constexpr const char* kModuleName<BottleneckArgs> = "Bottleneck";
-template <>
-inline constexpr const char* kModuleName<C3Args> = "C3";
-template <>
-inline constexpr const char* kModuleName<SPPFArgs> = "SPPF";
-template <>
-inline constexpr const char* kModuleName<ConcatArgs> = "Concat";
-template <>
-inline constexpr const char* kModuleName<UpsampleArgs> = "nn.Upsample";
-template <>
-inline constexpr const char* kModuleName<DetectArgs> = "Detect";
-
 // "Conv, Bottleneck, ...": the modules a model YAML may name, in LayerArgs' order.
 std::string ModuleNames();
-
-// One overload per module for std::visit on LayerArgs: a module without its case does not compile.
-template <class... Cases>
-struct ForEachModule : Cases... {
-  using Cases::operator()...;
-};
-template <class... Cases>
-ForEachModule(Cases...) -> ForEachModule<Cases...>;
 
 // One row of the backbone or head.
 struct LayerConfig {
@@ -101,7 +50,7 @@ struct LayerConfig {
   LayerArgs args;
   std::string args_text;  // Python repr of the resolved arguments, for the table
   int64_t out_channels = 0;
-  int64_t parameters = 0;  // parameter elements of the row's modules, all copies (module_shapes.h)
+  int64_t parameters = 0;  // parameter elements of the row's modules, all copies (each module's Parameters)
 };
 
 struct ModelConfig {

@@ -1,0 +1,38 @@
+#include "ffyolo/modules/c3.h"
+
+#include "ffyolo/model_config.h"
+#include "ffyolo/row_parser.h"
+
+namespace ffyolo {
+
+ffr::Status ParseArgs(const RowParser& row, LayerConfig* layer, C3Args* a) {
+  FFR_RETURN_IF_ERROR(row.InOutChannels(*layer, &a->c1, &a->c2));
+  a->n = layer->repeats;
+  FFR_RETURN_IF_ERROR(row.MaxArgs(4, "C3(c2, shortcut, g, e)"));
+  FFR_RETURN_IF_ERROR(row.BoolArg(1, "shortcut", &a->shortcut));
+  FFR_RETURN_IF_ERROR(row.IntArg(2, "g", &a->g));
+  FFR_RETURN_IF_ERROR(row.DoubleArg(3, "e", &a->e));
+  if (!HiddenWidthOk(a->c2, a->g, a->e))
+    return row.Error("C3 needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
+  layer->copies = 1;  // C3 takes n itself
+  row.ConvFamilyText(layer, a->c1, a->c2, true);
+  return ffr::Status::OK();
+}
+
+C3Layers LayersOf(const C3Args& args) {
+  const int64_t hidden = HiddenWidth(args.c2, args.e);
+  C3Layers layers;
+  layers.cv1 = PointwiseConv(args.c1, hidden);
+  layers.cv2 = PointwiseConv(args.c1, hidden);
+  layers.cv3 = PointwiseConv(2 * hidden, args.c2);
+  layers.m.c1 = layers.m.c2 = hidden, layers.m.shortcut = args.shortcut, layers.m.g = args.g, layers.m.e = 1.0;
+  return layers;
+}
+
+double Parameters(const C3Args& a) {
+  const C3Layers layers = LayersOf(a);
+  return Parameters(layers.cv1) + Parameters(layers.cv2) + Parameters(layers.cv3) +
+         static_cast<double>(a.n) * Parameters(layers.m);
+}
+
+}  // namespace ffyolo
