@@ -16,7 +16,6 @@
 #include "ffyolo/grad_scaler.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/loader.h"
-#include "ffyolo/memory_format.h"
 #include "ffyolo/model.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/train_step.h"
@@ -52,8 +51,8 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
   t->model->to(device);
   t->ema_model->to(device);
-  ToMemoryFormat(*t->model, TrainingMemoryFormat(o.channels_last));
-  ToMemoryFormat(*t->ema_model, TrainingMemoryFormat(o.channels_last));
+  t->model->SetMemoryFormat(MemoryFormatOf(o.channels_last));
+  t->ema_model->SetMemoryFormat(MemoryFormatOf(o.channels_last));
   t->model->train();
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
   t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors,
@@ -85,7 +84,7 @@ void RandomBatch(const TrainBenchOptions& o, int64_t nc, const c10::Device& devi
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
-  images = images.contiguous(TrainingMemoryFormat(o.channels_last));
+  images = images.contiguous(MemoryFormatOf(o.channels_last));
   for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
   Drain(device);
   Clock::time_point part_start;
@@ -132,7 +131,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
-  BatchTransfer transfer(loader.get(), device, TrainingMemoryFormat(o.channels_last));
+  BatchTransfer transfer(loader.get(), device, MemoryFormatOf(o.channels_last));
   int64_t epoch = 0, taken = 0;
   FFR_RETURN_IF_ERROR(transfer.Start(epoch, 0));
   // The next batch, into the next epoch when this one is done.

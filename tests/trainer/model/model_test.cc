@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ffyolo/loss.h"
 #include "ffyolo/model_summary.h"
 #include "testing/test_env.h"
 
@@ -450,6 +451,59 @@ TEST(ModelTest, SeedMakesModelsRepeatable) {
   }
   EXPECT_EQ(same, 0.0);
   EXPECT_GT(different, 0.0);
+}
+
+// --channels-last computes what NCHW computes: the same raw outputs, loss and weight gradients, with every
+// activation and every weight gradient in NHWC. In double, so that the kernels' other summation orders
+// stay far below the tolerance (in float a deep net's BatchNorm gradients differ by 1e-4 relative).
+TEST(ModelTest, ChannelsLastForwardLossAndGradientsEqualNchw) {
+  torch::manual_seed(9);
+  const auto nchw = BuildText(NarrowYaml(), 3);
+  torch::manual_seed(9);
+  const auto nhwc = BuildText(NarrowYaml(), 3);
+  nchw->to(torch::kDouble);
+  nhwc->to(torch::kDouble);
+  nhwc->SetMemoryFormat(c10::MemoryFormat::ChannelsLast);
+  EXPECT_EQ(nhwc->memory_format(), c10::MemoryFormat::ChannelsLast);
+  const torch::Tensor images = torch::rand({2, 3, 96, 128}, torch::kDouble);
+  const torch::Tensor targets = torch::tensor({0.f, 1.f, 0.4f, 0.5f, 0.3f, 0.4f, 1.f, 2.f, 0.7f, 0.3f, 0.2f, 0.3f})
+                                    .view({2, 6});
+  const ComputeLoss loss(Hyp{}, 0.0, 3, nchw->detect().anchors);
+  nchw->train();
+  nhwc->train();
+  const DetectOutput a = nchw->forward(images);
+  const DetectOutput b = nhwc->forward(images.contiguous(c10::MemoryFormat::ChannelsLast));
+  for (size_t i = 0; i < a.raw.size(); ++i) EXPECT_LT(MaxAbsDiff(a.raw[i], b.raw[i]), 1e-10) << "level " << i;
+  const LossOutput la = loss(a.raw, targets), lb = loss(b.raw, targets);
+  EXPECT_TRUE(torch::allclose(la.items, lb.items, 1e-6, 1e-9)) << la.items << lb.items;
+  la.total.backward();
+  lb.total.backward();
+  const auto pa = nchw->named_parameters(), pb = nhwc->named_parameters();
+  for (const auto& p : pa) {
+    const torch::Tensor& ga = p.value().grad();
+    const torch::Tensor& gb = pb[p.key()].grad();
+    EXPECT_LT(MaxAbsDiff(ga, gb), 1e-9 * (ga.abs().max().item<double>() + 1e-6)) << p.key();
+    if (gb.dim() == 4) EXPECT_TRUE(gb.is_contiguous(c10::MemoryFormat::ChannelsLast)) << p.key();
+  }
+}
+
+// A row whose output leaves the model's memory format (here the first convolution's weight put back in
+// NCHW, fed an NCHW batch) stops the forward pass naming it, instead of costing two silent copies.
+TEST(ModelTest, ARowLeavingChannelsLastIsAnError) {
+  const auto model = BuildText(NarrowYaml(), 3);
+  model->SetMemoryFormat(c10::MemoryFormat::ChannelsLast);
+  model->train();
+  for (auto& p : model->row(0)->named_parameters())
+    if (p.value().dim() == 4) p.value().set_data(p.value().contiguous());
+  try {
+    model->forward(torch::rand({1, 3, 64, 64}));
+    ADD_FAILURE() << "an NCHW activation passed";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 0 (Conv) gave its output in another memory format"), std::string::npos)
+        << e.what();
+  }
+  model->eval();  // inference takes any format
+  EXPECT_NO_THROW(model->forward(torch::rand({1, 3, 64, 64})));
 }
 
 TEST(ModelTest, BuildErrorsAreStatuses) {

@@ -78,11 +78,26 @@ DetectOutput YoloModel::forward(const torch::Tensor& images) {
     for (int f : layer.from) inputs.push_back(f == -1 ? x : saved[static_cast<size_t>(f)]);
     return inputs;
   };
+  const bool check_format = is_training() && memory_format_ != c10::MemoryFormat::Contiguous;
   for (size_t i = 0; i < row_modules_.size(); ++i) {
     x = row_modules_[i]->ForwardRow(inputs_of(config_.layers[i]));
+    TORCH_CHECK(!check_format || x.is_contiguous(memory_format_), config_.source, ": row ", i, " (",
+                config_.layers[i].module, ") gave its output in another memory format than the model's ",
+                memory_format_);
     if (saved_[i]) saved[i] = x;
   }
   return detect_->forward(inputs_of(config_.layers.back()));
+}
+
+void YoloModel::SetMemoryFormat(c10::MemoryFormat format) {
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& p : parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(format));
+  memory_format_ = format;
+}
+
+c10::MemoryFormat MemoryFormatOf(bool channels_last) {
+  return channels_last ? c10::MemoryFormat::ChannelsLast : c10::MemoryFormat::Contiguous;
 }
 
 void YoloModel::InitializeBiases() {

@@ -26,7 +26,6 @@
 #include "ffyolo/image_weights.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/loss.h"
-#include "ffyolo/memory_format.h"
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
@@ -361,8 +360,8 @@ Status Trainer::State::BuildModels() {
   for (const std::string& name : frozen) Info("freezing " + name);
   model->to(device);
   ema_model->to(device);
-  ToMemoryFormat(*model, TrainingMemoryFormat(opt.channels_last));
-  ToMemoryFormat(*ema_model, TrainingMemoryFormat(opt.channels_last));
+  model->SetMemoryFormat(MemoryFormatOf(opt.channels_last));
+  ema_model->SetMemoryFormat(MemoryFormatOf(opt.channels_last));
   if (comm) {
     std::vector<torch::Tensor> state = model->parameters();
     for (const torch::Tensor& b : model->buffers()) state.push_back(b);
@@ -454,7 +453,7 @@ Status Trainer::State::SetUpData() {
     class_weights = ModelClassWeights(label_classes, static_cast<int>(nc));
     maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
   }
-  transfer = std::make_unique<BatchTransfer>(loader.get(), device, TrainingMemoryFormat(opt.channels_last));
+  transfer = std::make_unique<BatchTransfer>(loader.get(), device, MemoryFormatOf(opt.channels_last));
   if (const std::string both = SplitsInBoth(train_split, val_split); !both.empty() && main_rank)
     Warn(opt.data + ": validating on " + (both == val_split ? "the training split '" : "training split(s) '") + both +
          "': the scores are of images the model trains on (as Ultralytics' coco128 does)");

@@ -4,6 +4,7 @@
 // (model.0.conv.weight, ..., model.24.anchors).
 #pragma once
 
+#include <c10/core/MemoryFormat.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
 
@@ -35,6 +36,12 @@ class YoloModel : public torch::nn::Module {
   // Folds every BatchNorm into its conv (evaluation and export only).
   void Fuse();
   bool fused() const { return fused_; }
+  // The memory format the model computes in: its 4-d weights converted in place (before an optimizer or
+  // an EMA takes them), and with ChannelsLast every row's output checked in training to be in it, so a
+  // layer falling back to NCHW (a copy before and after it on the GPU) is an error naming it, not a
+  // silent slow-down. Contiguous (NCHW) is the default.
+  void SetMemoryFormat(c10::MemoryFormat format);
+  c10::MemoryFormat memory_format() const { return memory_format_; }
   // Every BatchNorm normalizes with the job's global batch statistics in training (--sync-bn); nullptr: off.
   void SetSyncBatchNorm(Communicator* comm);
 
@@ -57,7 +64,12 @@ class YoloModel : public torch::nn::Module {
   Detect detect_{nullptr};
   std::vector<bool> saved_;  // per row: a later row reads its output
   bool fused_ = false;
+  c10::MemoryFormat memory_format_ = c10::MemoryFormat::Contiguous;
 };
+
+// NHWC (ChannelsLast) with --channels-last, where the GPU's tensor-core convolutions read their operands
+// without a layout change (docs/gpu.md), else NCHW (Contiguous).
+c10::MemoryFormat MemoryFormatOf(bool channels_last);
 
 // Builds from a parsed config, a YAML file (nc > 0 overrides the YAML's nc:
 // the dataset's class count) or YAML text named `where` in messages. What

@@ -39,7 +39,7 @@ struct DeviceBatch {
 
 class BatchTransfer {
  public:
-  // Images land in `format` (memory_format.h): the layout change rides on the conversion to float.
+  // Images land in `format` (model.h MemoryFormatOf): the layout change rides on the conversion to float.
   BatchTransfer(Loader* loader, c10::Device device, c10::MemoryFormat format = c10::MemoryFormat::Contiguous);
   ~BatchTransfer();
 

@@ -70,7 +70,7 @@ struct TrainOptions {
   // The loss without host syncs (ComputeLoss's sync_free, loss.h): the same loss, so a step can run
   // ahead of the GPU; off until docs/gpu.md measures it.
   bool sync_free_loss = false;
-  // Weights and batches in channels-last (NHWC) memory (memory_format.h); off until docs/gpu.md measures it.
+  // Weights and batches in channels-last (NHWC) memory (model.h MemoryFormatOf); off until docs/gpu.md measures it.
   bool channels_last = false;
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
