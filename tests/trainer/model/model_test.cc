@@ -483,7 +483,9 @@ TEST(ModelTest, ChannelsLastForwardLossAndGradientsEqualNchw) {
     const torch::Tensor& ga = p.value().grad();
     const torch::Tensor& gb = pb[p.key()].grad();
     EXPECT_LT(MaxAbsDiff(ga, gb), 1e-9 * (ga.abs().max().item<double>() + 1e-6)) << p.key();
-    if (gb.dim() == 4) EXPECT_TRUE(gb.is_contiguous(c10::MemoryFormat::ChannelsLast)) << p.key();
+    if (gb.dim() == 4) {
+      EXPECT_TRUE(gb.is_contiguous(c10::MemoryFormat::ChannelsLast)) << p.key();
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 #include "ffyolo/modules/bottleneck.h"
 
+#include <string>
+
 #include "ffyolo/model_config.h"
 #include "ffyolo/row_parser.h"
 
@@ -7,13 +9,19 @@ namespace ffyolo {
 
 ffr::Status ParseArgs(const RowParser& row, LayerConfig* layer, BottleneckArgs* a) {
   FFR_RETURN_IF_ERROR(row.InOutChannels(*layer, &a->c1, &a->c2));
-  FFR_RETURN_IF_ERROR(row.MaxArgs(4, "Bottleneck(c2, shortcut, g, e)"));
-  FFR_RETURN_IF_ERROR(row.BoolArg(1, "shortcut", &a->shortcut));
-  FFR_RETURN_IF_ERROR(row.IntArg(2, "g", &a->g));
-  FFR_RETURN_IF_ERROR(row.DoubleArg(3, "e", &a->e));
-  if (!HiddenWidthOk(a->c2, a->g, a->e))
-    return row.Error("Bottleneck needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
+  FFR_RETURN_IF_ERROR(ParseShortcutArgs(row, BottleneckArgs::kName, a->c2, &a->shortcut, &a->g, &a->e));
   row.ConvFamilyText(layer, a->c1, a->c2, false);
+  return ffr::Status::OK();
+}
+
+ffr::Status ParseShortcutArgs(const RowParser& row, const char* module, int64_t c2, bool* shortcut, int64_t* g,
+                              double* e) {
+  FFR_RETURN_IF_ERROR(row.MaxArgs(4, (std::string(module) + "(c2, shortcut, g, e)").c_str()));
+  FFR_RETURN_IF_ERROR(row.BoolArg(1, "shortcut", shortcut));
+  FFR_RETURN_IF_ERROR(row.IntArg(2, "g", g));
+  FFR_RETURN_IF_ERROR(row.DoubleArg(3, "e", e));
+  if (!HiddenWidthOk(c2, *g, *e))
+    return row.Error(std::string(module) + " needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
   return ffr::Status::OK();
 }
 

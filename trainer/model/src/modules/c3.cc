@@ -8,12 +8,7 @@ namespace ffyolo {
 ffr::Status ParseArgs(const RowParser& row, LayerConfig* layer, C3Args* a) {
   FFR_RETURN_IF_ERROR(row.InOutChannels(*layer, &a->c1, &a->c2));
   a->n = layer->repeats;
-  FFR_RETURN_IF_ERROR(row.MaxArgs(4, "C3(c2, shortcut, g, e)"));
-  FFR_RETURN_IF_ERROR(row.BoolArg(1, "shortcut", &a->shortcut));
-  FFR_RETURN_IF_ERROR(row.IntArg(2, "g", &a->g));
-  FFR_RETURN_IF_ERROR(row.DoubleArg(3, "e", &a->e));
-  if (!HiddenWidthOk(a->c2, a->g, a->e))
-    return row.Error("C3 needs g >= 1, e > 0 and int(c2*e) >= 1 divisible by g");
+  FFR_RETURN_IF_ERROR(ParseShortcutArgs(row, C3Args::kName, a->c2, &a->shortcut, &a->g, &a->e));
   layer->copies = 1;  // C3 takes n itself
   row.ConvFamilyText(layer, a->c1, a->c2, true);
   return ffr::Status::OK();

@@ -19,6 +19,10 @@ struct BottleneckArgs {
 };
 
 ffr::Status ParseArgs(const RowParser& row, LayerConfig* layer, BottleneckArgs* a);
+// What Bottleneck and C3 take after c2, (shortcut, g, e), with their hidden width checked; `module`
+// names the module in messages.
+ffr::Status ParseShortcutArgs(const RowParser& row, const char* module, int64_t c2, bool* shortcut, int64_t* g,
+                              double* e);
 
 // cv1 (1x1 to int(c2 * e)), then cv2 (3x3 back to c2, in g groups).
 struct BottleneckLayers {
