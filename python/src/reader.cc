@@ -82,13 +82,13 @@ nb::bytes PyReader::Read(int64_t index) const {
   return nb::borrow<nb::bytes>(ReadBatch({index})[0]);
 }
 
-nb::list PyReader::ReadBatch(const std::vector<int64_t>& indices) const {
+nb::typed<nb::list, nb::bytes> PyReader::ReadBatch(const std::vector<int64_t>& indices) const {
   std::shared_ptr<const ffr::Reader> reader = Get();
   // Each sample is read straight into the bytes object Python gets (allocated, not yet shared), so
   // there is no copy beyond the read itself.
   std::vector<int64_t> at(indices.size());
   std::vector<uint8_t*> dsts(indices.size());
-  nb::list out;
+  nb::typed<nb::list, nb::bytes> out;
   for (size_t k = 0; k < indices.size(); ++k) {
     at[k] = Normalize(indices[k], reader->size());
     PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(reader->sample_size(at[k])));

@@ -43,7 +43,7 @@ class PyReader {
   void Close() { reader_.reset(); }
 
   nanobind::bytes Read(int64_t index) const;
-  nanobind::list ReadBatch(const std::vector<int64_t>& indices) const;
+  nanobind::typed<nanobind::list, nanobind::bytes> ReadBatch(const std::vector<int64_t>& indices) const;
 
  private:
   // The open reader, after checking that this process opened it and that it is not closed.
