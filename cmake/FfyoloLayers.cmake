@@ -18,6 +18,7 @@ set(FFYOLO_LAYER_trainer/infer
     trainer/checkpoint trainer/model trainer/dist trainer/support trainer/eval loader dataset reader)
 set(FFYOLO_LAYER_trainer/train trainer/infer trainer/checkpoint trainer/model trainer/dist trainer/support
     trainer/eval trainer/launch packer loader dataset reader)
+set(FFYOLO_LAYER_python loader dataset reader)
 set(FFYOLO_LAYER_bench trainer packer loader dataset reader)
 set(FFYOLO_LAYER_tools bench trainer packer loader dataset reader)
 

@@ -22,6 +22,7 @@ packages=(
   libnuma-dev libgtest-dev libbenchmark-dev
   fio time
   clang libclang-rt-14-dev
+  python3-dev python3-venv  # the Python package's build (pip install .) and its test venv
 )
 # The reference environment's Python side: Debian's CPU PyTorch 1.13 and what YOLOv5 v7.0 imports.
 reference_packages=(

@@ -1,6 +1,7 @@
 # Sourced by scripts/test.sh and .ci/run: runs named steps, records each one's wall time and the
-# number of tests it ran (ctest's "out of N", fuzz.sh's "N targets"), and prints them as one table
-# when the outermost script exits, so that whoever changes the project next sees where time goes.
+# number of tests it ran (ctest's "out of N", pytest's "N passed", fuzz.sh's "N targets"), and
+# prints them as one table when the outermost script exits, so that whoever changes the project
+# next sees where time goes.
 #
 #   step NAME COMMAND [ARG...]   runs COMMAND; on failure prints the table and exits with its status
 #                                (under a budget, a COMMAND that is a function sees exported variables only)
@@ -49,7 +50,8 @@ step() {
   echo "== $name"
   "${left[@]}" "$@" 2>&1 | tee "$log" || status=${PIPESTATUS[0]}
   local tests
-  tests=$(sed -n -e 's/.*tests failed out of \([0-9][0-9]*\)$/\1/p' -e 's/^fuzz.sh: \([0-9][0-9]*\) targets.*/\1 fuzz targets/p' "$log" | tail -1)
+  tests=$(sed -n -e 's/.*tests failed out of \([0-9][0-9]*\)$/\1/p' -e 's/^fuzz.sh: \([0-9][0-9]*\) targets.*/\1 fuzz targets/p' \
+    -e 's/^\([0-9][0-9]*\) passed.* in [0-9.]*s.*/\1 pytest/p' "$log" | tail -1)
   rm -f "$log"
   printf '%s\t%s\t%s\t%s\n' "$name" $(( $(date +%s) - start )) "$tests" "$status" >>"$FFYOLO_STEPS"
   if [ "$status" -eq 124 ] && [ ${#left[@]} -gt 0 ]; then

@@ -3,9 +3,10 @@
 # prints the table at the end).
 #   1. build/ against Debian's LibTorch 1.13, and its whole suite (ctest over GoogleTest and the
 #      scripts' tests; extra arguments go to this ctest, e.g. -L trainer or -R Loader)
-#   2. the tests labelled "asan" again in an AddressSanitizer/UBSan build of the torch-free
+#   2. the Python package: installed into .venv-python/ and tested with pytest (scripts/python-test.sh)
+#   3. the tests labelled "asan" again in an AddressSanitizer/UBSan build of the torch-free
 #      libraries (leaks and races in the reader and the loader pipeline), build-asan/
-#   3. every libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
+#   4. every libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
 # With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
 # 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
 # need is built there; the torch-free code and its tests ran in build/ already.
@@ -24,6 +25,7 @@ fi
 
 step "build/ (LibTorch 1.13)" bash scripts/build.sh
 step "tests" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j "$JOBS" "${timeout[@]}" "$@"
+step "Python package (pip install ., pytest)" bash scripts/python-test.sh
 
 export ASAN_DIR=${ASAN_DIR:-build-asan}  # asan_build runs in a bash of its own under a budget
 asan_build() {

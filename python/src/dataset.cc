@@ -1,0 +1,170 @@
+#include "dataset.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "errors.h"
+#include "ffyolo/dataset.h"
+#include "reader.h"
+
+namespace nb = nanobind;
+
+namespace ffyolo::python {
+namespace {
+
+// A numpy array of `shape` owning `count` elements, which `fill` writes.
+template <class T, class Fill>
+nb::object NewArray(std::initializer_list<size_t> shape, Fill fill) {
+  size_t count = 1;
+  for (size_t d : shape) count *= d;
+  T* data = new T[std::max<size_t>(count, 1)];  // never null, also for an image without boxes
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  fill(data);
+  return nb::cast(nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner));
+}
+
+// One split of an open dataset: its label index turned into Python objects once, at open.
+class PySplit {
+ public:
+  PySplit(const Dataset& dataset, std::string name) : path_(dataset.path()), name_(std::move(name)) {
+    LabelIndex index;
+    ffr::Status s;
+    {
+      nb::gil_scoped_release release;
+      s = dataset.LoadLabelIndex(name_, &index);
+    }
+    ThrowIfError(s);
+    size_ = index.size();
+    for (size_t i = 0; i < index.size(); ++i) {
+      // Crowd regions are never training targets (the loader drops them too): Ultralytics' labels.
+      std::vector<const Box*> kept;
+      for (size_t b = 0; b < index.box_count(i); ++b) {
+        if (!index.boxes(i)[b].iscrowd) kept.push_back(&index.boxes(i)[b]);
+      }
+      labels_.append(NewArray<float>({kept.size(), 5}, [&](float* row) {
+        for (const Box* b : kept) {
+          *row++ = b->class_index, *row++ = b->cx, *row++ = b->cy, *row++ = b->w, *row++ = b->h;
+        }
+      }));
+      files_.append(nb::str(index.file_name(i).data(), index.file_name(i).size()));
+    }
+    image_ids_ = NewArray<int64_t>({size_}, [&](int64_t* id) {
+      for (size_t i = 0; i < size_; ++i) id[i] = index.image_id(i);
+    });
+    shapes_ = NewArray<int64_t>({size_, 2}, [&](int64_t* wh) {
+      for (size_t i = 0; i < size_; ++i) *wh++ = index.width(i), *wh++ = index.height(i);
+    });
+  }
+
+  const std::string& name() const { return name_; }
+  size_t size() const { return size_; }
+  const nb::list& labels() const { return labels_; }
+  const nb::object& image_ids() const { return image_ids_; }
+  const nb::object& shapes() const { return shapes_; }
+  const nb::list& files() const { return files_; }
+  PyReader OpenReader(PyReader::Options options) const { return PyReader({path_, name_}, std::move(options)); }
+
+ private:
+  std::string path_, name_;
+  size_t size_ = 0;
+  nb::list labels_, files_;
+  nb::object image_ids_, shapes_;
+};
+
+// The Dataset holds the dataset's LOCK shared while it is open, so a repack waits for it.
+class PyDataset {
+ public:
+  explicit PyDataset(const std::string& path) { ThrowIfError(Dataset::Open(path, &dataset_)); }
+
+  const Manifest& manifest() const { return dataset_->manifest(); }
+  const std::string& path() const { return dataset_->path(); }
+
+  // A name the dataset holds: one split, or several joined by '+' and read as one.
+  bool Has(const std::string& split) const {
+    for (const std::string& name : SplitNames(split)) {
+      if (!dataset_->CheckSplit(name).ok()) return false;
+    }
+    return !split.empty();
+  }
+
+  PySplit Split(const std::string& name) const {
+    if (!Has(name)) throw nb::key_error(dataset_->CheckSplit(name).message().c_str());
+    return PySplit(*dataset_, name);
+  }
+
+ private:
+  std::unique_ptr<Dataset> dataset_;
+};
+
+}  // namespace
+
+void BindDataset(nb::module_& m) {
+  nb::class_<PySplit>(m, "Split", R"(One split of a packed Dataset (or several joined by '+').
+
+Its metadata comes from the split's label index, read once when the Split is made; the image
+bytes stay in the shards, which reader() opens. Sample i of every property is sample i of the
+reader.)")
+      .def_prop_ro("name", &PySplit::name, "The split's name, e.g. 'train2017'.")
+      .def("__len__", &PySplit::size, "The number of samples.")
+      .def_prop_ro("labels", &PySplit::labels, nb::rv_policy::reference_internal,
+                   "Per sample an (n, 5) float32 array of class, x, y, w, h (box centre and size "
+                   "normalized to the image), crowd regions left out: Ultralytics' dataset.labels.")
+      .def_prop_ro("image_ids", &PySplit::image_ids, nb::rv_policy::reference_internal,
+                   "The samples' image ids, int64 (COCO's, or numbered from the file names).")
+      .def_prop_ro("shapes", &PySplit::shapes, nb::rv_policy::reference_internal,
+                   "An (n, 2) int64 array of each stored image's width, height (Ultralytics' order).")
+      .def_prop_ro("files", &PySplit::files, nb::rv_policy::reference_internal,
+                   "The samples' file names as packed, e.g. '000000000009.jpg'.")
+      .def(
+          "reader",
+          [](const PySplit& s, const std::string& backend, bool direct_io, bool verify_checksums) {
+            return s.OpenReader({backend, direct_io, verify_checksums});
+          },
+          nb::kw_only(), nb::arg("backend") = "auto", nb::arg("direct_io") = false,
+          nb::arg("verify_checksums") = true,
+          "A Reader over the split's shards, each checked against the manifest; options as Reader's.")
+      .def("__repr__", [](const PySplit& s) {
+        return "<ffyolo.Split " + s.name() + ": " + std::to_string(s.size()) + " samples>";
+      });
+
+  nb::class_<PyDataset>(m, "Dataset", R"(A packed dataset folder (NAME.ffr, made by yolo-pack).
+
+Dataset(path)
+
+Opening reads the manifest (dataset.yaml) and holds the dataset's lock shared until the Dataset
+is garbage collected, so that `yolo-pack --force` into it waits. dataset[name] or
+dataset.split(name) gives a Split.)")
+      .def(
+          "__init__",
+          [](PyDataset* self, const std::filesystem::path& path) { new (self) PyDataset(path.string()); },
+          nb::arg("path"))
+      .def_prop_ro("path", &PyDataset::path, "The dataset folder.")
+      .def_prop_ro(
+          "splits",
+          [](const PyDataset& d) {
+            std::vector<std::string> names;
+            for (const SplitInfo& s : d.manifest().splits) names.push_back(s.name);
+            return names;
+          },
+          "The names of the splits, in the manifest's order.")
+      .def_prop_ro(
+          "names", [](const PyDataset& d) { return d.manifest().names; }, "Class index -> class name.")
+      .def_prop_ro(
+          "nc", [](const PyDataset& d) { return d.manifest().names.size(); }, "The number of classes.")
+      .def("split", &PyDataset::Split, nb::arg("name"),
+           "The split `name` (several joined by '+' read as one); KeyError when there is none.")
+      .def("__getitem__", &PyDataset::Split, nb::arg("name"))
+      .def("__contains__", &PyDataset::Has, nb::arg("name"))
+      .def("__repr__", [](const PyDataset& d) {
+        return "<ffyolo.Dataset " + d.path() + ": " + std::to_string(d.manifest().splits.size()) + " splits, " +
+               std::to_string(d.manifest().names.size()) + " classes>";
+      });
+}
+
+}  // namespace ffyolo::python

@@ -1,0 +1,13 @@
+// The extension module ffyolo._ffyolo; the package ffyolo (python/ffyolo/) re-exports it.
+#include <nanobind/nanobind.h>
+
+#include "dataset.h"
+#include "errors.h"
+#include "reader.h"
+
+NB_MODULE(_ffyolo, m) {
+  m.doc() = "ffyolo's C++ reader and datasets; use them through the package ffyolo.";
+  ffyolo::python::RegisterErrors(m);
+  ffyolo::python::BindReader(m);
+  ffyolo::python::BindDataset(m);
+}
