@@ -32,11 +32,6 @@ namespace {
 constexpr double kCellHalf = 0.5;
 constexpr double kFocalAlpha = 0.25;
 
-// x[mask] for a boolean mask over x's leading dimensions, in row-major order.
-at::Tensor MaskedRows(const at::Tensor& x, const at::Tensor& mask) {
-  return x.reshape({-1, x.size(-1)}).index_select(0, mask.reshape(-1).nonzero().squeeze(1));
-}
-
 // The mean of x ((n,) or (n, k)) over the positives' rows: all rows when `kept` is undefined.
 at::Tensor PositivesMean(const at::Tensor& x, const at::Tensor& kept) {
   if (!kept.defined()) return x.mean();
@@ -143,8 +138,9 @@ std::vector<LevelTargets> ComputeLoss::BuildTargets(const std::vector<at::Tensor
     if (sync_free_) {
       lt.kept = kept;
     } else {
-      rows = MaskedRows(rows, kept);
-      cell_offsets = MaskedRows(cell_offsets, kept);
+      const at::Tensor positives = kept.nonzero().squeeze(1);  // the one host wait of the selecting loss
+      rows = rows.index_select(0, positives);
+      cell_offsets = cell_offsets.index_select(0, positives);
     }
     const at::Tensor gxy = rows.narrow(1, 2, 2);
     lt.image = rows.select(1, 0).to(at::kLong);
