@@ -105,8 +105,6 @@ JsonScanner::JsonScanner(std::string name, ReadAt read, size_t chunk)
   buf_[0] = '\0';
 }
 
-JsonScanner::~JsonScanner() = default;
-
 bool JsonScanner::Refill() {
   if (eof_ || failed_) return false;
   // Only an unfinished number token (keep_) needs bytes from before the cursor.

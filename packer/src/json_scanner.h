@@ -46,7 +46,6 @@ class JsonScanner {
   // Scans `text` (kept by reference); `name` stands for the file in errors.
   // Tests pass a small `chunk` to split tokens between reads.
   JsonScanner(std::string name, std::string_view text, size_t chunk = kDefaultChunk);
-  ~JsonScanner();
   JsonScanner(const JsonScanner&) = delete;
   JsonScanner& operator=(const JsonScanner&) = delete;
 
