@@ -1,45 +1,53 @@
 #!/usr/bin/env bash
 # One GPU session's work on the GPU machine (docs/gpu.md): with gpu-deps/ from scripts/gpu-prepare.sh
 # beside the checkout, unpacks the Debian packages into a prefix, builds ffyolo against the machine's
-# own torch with every core, runs the CUDA tests, then measures and prints one table:
-#   1. model ceiling: yolov5s and yolov5n at 640, batch 64, the training step on a batch already on
-#      the GPU (AMP), images/s; again in channels-last memory; yolov5s' step timed part by part
-#   2. real pipeline: the same step fed by the loader from coco128 and from a 10k-image synthetic set
-#      at 640, 15 loader workers: images/s, data-wait share, loader samples/s per CPU-second
+# own torch with every core, then measures (the most wanted first, so that a run cut short still
+# reports it), runs the CUDA tests, and prints one table:
+#   1. model ceiling: the training step on a batch already on the GPU (AMP), images/s, yolov5s at 640,
+#      batch 64, in each variant of the step (eager NCHW, --channels-last, --sync-free-loss, both),
+#      yolov5n eager and with both; a kernel profile of yolov5s eager and with both; its step part by part
+#   2. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
+#      640, 15 loader workers, decoding JPEGs and from the pixel cache: images/s, data-wait share,
+#      loader samples/s per CPU-second
 #   3. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
-#   4. end to end: yolo-train 3 epochs of yolov5s on coco128, then yolo-val of best.pt
+#   4. end to end: yolo-train 2 epochs of yolov5s on the synthetic set, eager and in the fastest
+#      variant (its last epoch's images/s), then yolo-val of the last run's best.pt
 #
-#   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--build-only]
+#   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--report DIR] [--build-only]
 #
 # --device cpu runs the same steps on the CPU with tiny sizes (tests/scripts run it so, in CI), and
-# --build-dir uses a tree already built (no unpacking, no build). The table also goes to OUT/table.md.
-# --build-only stops after the build (for measuring by hand in the same call: it prints the
-# environment to export first).
+# --build-dir uses a tree already built (no unpacking, no build). Datasets and runs go to --out; the
+# table (table.md), the logs and the kernel profiles to --report (default: --out), at most 8 files, as
+# they are made (the device tool's $OUT). --build-only stops after the build (for measuring by hand in
+# the same call: it prints the environment to export first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=0
 BUILD_DIR=""
 OUT_DIR=${OUT:-runs/gpu}
+REPORT_DIR=""
 BUILD_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEVICE=$2; shift 2 ;;
     --build-dir) BUILD_DIR=$2; shift 2 ;;
     --out) OUT_DIR=$2; shift 2 ;;
+    --report) REPORT_DIR=$2; shift 2 ;;
     --build-only) BUILD_ONLY=1; shift ;;
-    *) echo "gpu-run: unknown argument $1 (--device D, --build-dir DIR, --out DIR, --build-only)" >&2; exit 2 ;;
+    *) echo "gpu-run: unknown argument $1 (--device D, --build-dir DIR, --out DIR, --report DIR, --build-only)" >&2; exit 2 ;;
   esac
 done
 DEPS=${GPU_DEPS:-gpu-deps}
-mkdir -p "$OUT_DIR"
+REPORT_DIR=${REPORT_DIR:-$OUT_DIR}
+mkdir -p "$OUT_DIR" "$REPORT_DIR"
 log() { echo "gpu-run: $*" >&2; }
 
 if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
-  IMG=64 BATCH=4 STEPS=2 WARMUP=1 WORKERS=2 SYNTH_IMAGES=32 SYNTH_SIZE=(--min-size 64 --max-size 128)
-  EPOCHS=1 MODELS=(yolov5n)
+  IMG=64 BATCH=4 STEPS=2 WARMUP=1 WORKERS=2 SYNTH_IMAGES=32 SYNTH_VAL=8 SYNTH_SIZE=(--min-size 64 --max-size 128)
+  EPOCHS=1 MODEL=yolov5n SMALL=yolov5n
 else
-  IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_SIZE=(--size 640x480)
-  EPOCHS=3 MODELS=(yolov5s yolov5n)
+  IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_VAL=128 SYNTH_SIZE=(--size 640x480)
+  EPOCHS=2 MODEL=yolov5s SMALL=yolov5n
 fi
 
 # --- the build -------------------------------------------------------------------------------------
@@ -90,6 +98,7 @@ if [ -z "$BUILD_DIR" ]; then
   cmake --build "$BUILD_DIR" -j "$(nproc)" --target yolo-bench yolo-pack yolo-synth yolo-ffr yolo-train yolo-val \
     trainer_cuda_test -- -k 0
   log "built in $(( $(date +%s) - build_start )) s"
+  echo "built in $(( $(date +%s) - build_start )) s" >"$REPORT_DIR/build.log"
   if [ "$BUILD_ONLY" = 1 ]; then
     echo "export LD_LIBRARY_PATH='$LD_LIBRARY_PATH'"
     exit 0
@@ -97,80 +106,99 @@ if [ -z "$BUILD_DIR" ]; then
 fi
 BIN=$BUILD_DIR/tools
 
-# --- the CUDA tests --------------------------------------------------------------------------------
-# pytorch#133437 (docs/build.md): torch's libraries export std::filesystem functions; the tests must
-# bind them to libstdc++. On the H100 machine a CUDA test crashed inside std::filesystem::remove_all,
-# which ffyolo no longer calls: say which std::filesystem functions bind to a torch library now.
-cuda_test=$BUILD_DIR/tests/trainer/train/trainer_cuda_test
-to_torch=$( (LD_BIND_NOW=1 LD_DEBUG=bindings "$cuda_test" --gtest_list_tests 2>&1 || true) |
-           grep -cE 'binding file [^ ]*(trainer_cuda_test|libstdc\+\+[^ ]*) .* to [^ ]*libtorch[^ ]* .*symbol `_ZNSt10filesystem' ||
-           true)
-log "std::filesystem calls of the CUDA tests or libstdc++ bound to a torch library: $to_torch (0 expected)"
-# A failing test does not stop the measurements: the script goes on and exits 1 at the end.
-log "CUDA tests"
-tests_passed=1
-(cd "$BUILD_DIR" && ctest -L trainer_cuda --output-on-failure -j 4 --no-tests=error) >"$OUT_DIR/ctest.log" 2>&1 ||
-  tests_passed=0
-tail -n 3 "$OUT_DIR/ctest.log"
-
-# --- the measurements ------------------------------------------------------------------------------
+# --- the measurements, the most wanted first -------------------------------------------------------
 rows=()
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+images_per_s() {  # the ceiling's images/s: flags as the bench prints them, then the model
+  field images_per_s "$(grep "^train: ceiling cfg=$2 " "$REPORT_DIR/bench.log" | grep "$1" | tail -n 1)"
+}
 bench_train() {  # label, then yolo-bench train arguments
   local label=$1 line; shift
   line=$("$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" \
-         --warmup "$WARMUP" "$@" | tee -a "$OUT_DIR/bench.log")
+         --warmup "$WARMUP" "$@" | tee -a "$REPORT_DIR/bench.log" | grep '^train:')
   rows+=("| $label | $(field images_per_s "$line") | $(field data_wait_share "$line") | \
 $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(field amp "$line") |")
+  printf '%s\n' "${rows[-1]}" >>"$REPORT_DIR/rows.log"
 }
-for m in "${MODELS[@]}"; do bench_train "ceiling $m" --cfg "$m"; done
-for m in "${MODELS[@]}"; do bench_train "ceiling $m, channels-last" --cfg "$m" --channels-last; done
-for m in "${MODELS[@]}"; do bench_train "ceiling $m, sync-free loss" --cfg "$m" --sync-free-loss; done
-for m in "${MODELS[@]}"; do
-  bench_train "ceiling $m, channels-last + sync-free loss" --cfg "$m" --channels-last --sync-free-loss
+: >"$REPORT_DIR/bench.log"
+: >"$REPORT_DIR/rows.log"
+both=(--channels-last --sync-free-loss)
+bench_train "ceiling $MODEL" --cfg "$MODEL" --profile "$REPORT_DIR/profile-nchw.md"
+bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" --channels-last
+bench_train "ceiling $MODEL, sync-free loss" --cfg "$MODEL" --sync-free-loss
+bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${both[@]}" \
+  --profile "$REPORT_DIR/profile-channels-last.md"
+if [ "$SMALL" != "$MODEL" ]; then
+  bench_train "ceiling $SMALL" --cfg "$SMALL"
+  bench_train "ceiling $SMALL, channels-last + sync-free loss" --cfg "$SMALL" "${both[@]}"
+fi
+# The fastest variant of the step: the pipeline and yolo-train run it.
+best=()
+best_rate=$(images_per_s "channels_last=0 sync_free_loss=0" "$MODEL")
+for variant in "1 0:--channels-last" "0 1:--sync-free-loss" "1 1:--channels-last --sync-free-loss"; do
+  read -r cl sf <<<"${variant%%:*}"
+  rate=$(images_per_s "channels_last=$cl sync_free_loss=$sf" "$MODEL")
+  if awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then best_rate=$rate; read -ra best <<<"${variant#*:}"; fi
 done
-# The step part by part (the device drained after each part), in both memory formats.
+log "the fastest step: ${best[*]:-eager NCHW} ($best_rate images/s)"
+# The step part by part (the device drained after each part), eager and with both variants.
 step_parts() {
   "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \
-    --cfg "${MODELS[0]}" --parts "$@" | tee -a "$OUT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
+    --cfg "$MODEL" --parts "$@" | tee -a "$REPORT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
 }
-parts="$(step_parts); channels-last: $(step_parts --channels-last)"
+parts="$(step_parts); channels-last + sync-free loss: $(step_parts "${both[@]}")"
 
+# --- the CUDA tests --------------------------------------------------------------------------------
+# pytorch#133437 (docs/build.md): torch's libraries export std::filesystem functions; the tests must
+# bind them to libstdc++. Say which std::filesystem functions bind to a torch library now.
+tests_passed=1
+if [ "$DEVICE" != cpu ]; then
+  cuda_test=$BUILD_DIR/tests/trainer/train/trainer_cuda_test
+  to_torch=$( (LD_BIND_NOW=1 LD_DEBUG=bindings "$cuda_test" --gtest_list_tests 2>&1 || true) |
+             grep -cE 'binding file [^ ]*(trainer_cuda_test|libstdc\+\+[^ ]*) .* to [^ ]*libtorch[^ ]* .*symbol `_ZNSt10filesystem' ||
+             true)
+  log "std::filesystem calls of the CUDA tests or libstdc++ bound to a torch library: $to_torch (0 expected)"
+  # A failing test does not stop the measurements: the script goes on and exits 1 at the end.
+  log "CUDA tests"
+  (cd "$BUILD_DIR" && ctest -L trainer_cuda --output-on-failure -j 4 --no-tests=error) >"$REPORT_DIR/ctest.log" 2>&1 ||
+    tests_passed=0
+  tail -n 3 "$REPORT_DIR/ctest.log"
+fi
+
+# --- the pipeline, c10d and end to end -------------------------------------------------------------
 # A dataset packed by an earlier run of this script, complete and intact.
 packed() { [ -d "$1" ] && "$BIN/yolo-ffr" verify "$1" >/dev/null 2>&1; }
-data=()
-if [ -d "$DEPS/coco128/images" ] || [ -d ../shared/data/coco128/images ]; then
-  coco=$DEPS/coco128
-  [ -d "$coco/images" ] || coco=../shared/data/coco128
-  packed "$OUT_DIR/coco128.ffr" || "$BIN/yolo-pack" "$coco" -o "$OUT_DIR/coco128.ffr" --force >/dev/null
-  data+=(coco128)
-fi
 if ! packed "$OUT_DIR/synth.ffr"; then
-  "$BIN/yolo-synth" -o "$OUT_DIR/synth" --train "$SYNTH_IMAGES" --val 0 "${SYNTH_SIZE[@]}" --seed 1 --force >/dev/null
+  "$BIN/yolo-synth" -o "$OUT_DIR/synth" --train "$SYNTH_IMAGES" --val "$SYNTH_VAL" "${SYNTH_SIZE[@]}" --seed 1 --force >/dev/null
   "$BIN/yolo-pack" "$OUT_DIR/synth" -o "$OUT_DIR/synth.ffr" --force >/dev/null
   rm -rf "$OUT_DIR/synth"
 fi
-data+=(synth)
-for d in "${data[@]}"; do
-  bench_train "pipeline ${MODELS[0]} $d" --cfg "${MODELS[0]}" --data "$OUT_DIR/$d.ffr" --workers "$WORKERS"
-done
+variant=${best[*]:+, ${best[*]}}
+bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
 # The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
-for m in "${MODELS[@]}"; do
-  bench_train "pipeline $m synth, cache ram" --cfg "$m" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" --cache ram
-done
+bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
+  --workers "$WORKERS" --cache ram "${best[@]}"
 
-line=$("$BIN/yolo-bench" allreduce --cfg "${MODELS[0]}" --device "$DEVICE" --steps 20 | tee -a "$OUT_DIR/bench.log")
+line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
 allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
 $(field ms_per_all_reduce "$line") ms"
 
-train_data=$OUT_DIR/${data[0]}.ffr
-start=$(date +%s.%N)
-"$BIN/yolo-train" --data "$train_data" --cfg "${MODELS[0]}" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
-  --device "$DEVICE" --workers "$WORKERS" --project "$OUT_DIR/train" --name exp --exist-ok 2>&1 |
-  tee "$OUT_DIR/train.log" | tail -n 25
-seconds=$(python3 -c "import sys;print('%.1f'%((float(sys.argv[2])-float(sys.argv[1]))/$EPOCHS))" "$start" "$(date +%s.%N)")
-"$BIN/yolo-val" --data "$train_data" --weights "$OUT_DIR/train/exp/weights/best.pt" --img "$IMG" \
-  --device "$DEVICE" --workers "$WORKERS" --project "$OUT_DIR/val" --name exp --exist-ok 2>&1 | tee "$OUT_DIR/val.log"
+# yolo-train end to end, its last epoch's images/s as its progress bar timed it, eager and in the fastest variant.
+source scripts/lib/last-epoch.sh
+batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
+end_to_end=()
+for flags in "" "${best[*]}"; do
+  [ -n "$flags" ] || [ ${#end_to_end[@]} = 0 ] || continue
+  name=exp${flags:+-best}
+  # shellcheck disable=SC2086  # the flags are words
+  "$BIN/yolo-train" --data "$OUT_DIR/synth.ffr" --cfg "$MODEL" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
+    --device "$DEVICE" --workers "$WORKERS" --noval --project "$OUT_DIR/train" --name "$name" --exist-ok $flags \
+    >"$OUT_DIR/train-$name.log" 2>&1 || { tail -n 20 "$OUT_DIR/train-$name.log"; exit 1; }
+  end_to_end+=("${flags:-eager NCHW}: $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH")")
+done
+cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
+"$BIN/yolo-val" --data "$OUT_DIR/synth.ffr" --weights "$OUT_DIR/train/$name/weights/best.pt" --img "$IMG" \
+  --device "$DEVICE" --workers "$WORKERS" --project "$OUT_DIR/val" --name exp --exist-ok >"$OUT_DIR/val.log" 2>&1
 all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", R " $5 ", mAP50 " $6 ", mAP50-95 " $7}')
 
 {
@@ -180,9 +208,10 @@ all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", 
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "- ${MODELS[0]}'s step in parts (ms, the device drained after each): $parts"
+  echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
   echo "- c10d: $allreduce"
-  echo "- end to end: yolo-train ${MODELS[0]} ${IMG} batch ${BATCH}, $EPOCHS epochs on ${data[0]}: ${seconds} s per epoch (wall, set-up and validation included); yolo-val best.pt: $all"
-  [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $OUT_DIR/ctest.log"
-} | tee "$OUT_DIR/table.md"
+  echo "- end to end: yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth, --noval, the last epoch: $(printf '%s; ' "${end_to_end[@]}")yolo-val best.pt: $all"
+  [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $REPORT_DIR/ctest.log"
+} | tee "$REPORT_DIR/table.md"
+rm -f "$REPORT_DIR/rows.log"
 [ "$tests_passed" = 1 ]

@@ -62,13 +62,7 @@ if ! "$BIN/yolo-ffr" verify "$data.ffr" >/dev/null 2>&1; then
 fi
 batches=$(( (IMAGES + BATCH - 1) / BATCH ))
 
-# The last "B/B [mm:ss<00:00, R it/s]" of a log (tqdm's "it/s" or "s/it"): "seconds, images/s".
-last_epoch() {
-  tr '\r' '\n' <"$1" | grep -E " $batches/$batches \[" | tail -n 1 |
-    sed -E 's/.*\[([0-9:]+)<[^,]*, *([0-9.]+) ?(it\/s|s\/it)\].*/\1 \2 \3/' |
-    awk -v batch="$BATCH" '{n = split($1, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i];
-                            rate = ($3 == "it/s") ? $2 : 1 / $2; printf "%d s, %.0f images/s", s, rate * batch}'
-}
+source scripts/lib/last-epoch.sh
 timed() {  # log, then the command
   local log=$1 start; shift
   start=$(date +%s.%N)
@@ -87,6 +81,6 @@ images, --img $IMG --batch $BATCH --workers $WORKERS, $EPOCHS epochs, --noval"
   echo
   echo "| trainer | last epoch (its progress bar) | whole run (wall) |"
   echo "|---|---|---|"
-  echo "| ffyolo yolo-train | $(last_epoch "$OUT_DIR/compare-ffyolo.log") | $ours s |"
-  echo "| Ultralytics v7.0 train.py | $(last_epoch "$OUT_DIR/compare-ultralytics.log") | $theirs s |"
+  echo "| ffyolo yolo-train | $(last_epoch "$OUT_DIR/compare-ffyolo.log" "$batches" "$BATCH") | $ours s |"
+  echo "| Ultralytics v7.0 train.py | $(last_epoch "$OUT_DIR/compare-ultralytics.log" "$batches" "$BATCH") | $theirs s |"
 } | tee "$OUT_DIR/compare.md"

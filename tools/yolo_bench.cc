@@ -1,6 +1,6 @@
 // yolo-bench: throughput measurements with their baselines in the same run.
 //   yolo-bench loader --data X.ffr [--split S] --img 640 --batch B --workers N [--val] [--cache ram|disk]
-//   yolo-bench train --cfg yolov5s --img 640 --batch 64 --device 0 [--data X.ffr --workers 15]
+//   yolo-bench train --cfg yolov5s --img 640 --batch 64 --device 0 [--data X.ffr --workers 15] [--profile P.md]
 //   yolo-bench allreduce --cfg yolov5s --device 0
 #include <CLI/CLI.hpp>
 
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <thread>
 
 #include "ffyolo/cli.h"
@@ -56,8 +57,12 @@ int Fail(const ffr::Status& s) {
 }
 
 #if FFYOLO_WITH_TRAINER
+constexpr int kProfiledSteps = 3;
+constexpr size_t kProfiledKernelsShown = 40;
+
 // One line of key=value pairs, so that scripts (gpu-run.sh) can read it back.
-int RunTrain(const ffyolo::TrainBenchOptions& o) {
+// With a profile path, the profiled steps' kernels go there as Markdown.
+int RunTrain(const ffyolo::TrainBenchOptions& o, const std::string& profile_path) {
   ffyolo::TrainBenchResult r;
   const ffr::Status s = ffyolo::BenchTraining(o, &r);
   if (!s.ok()) return Fail(s);
@@ -72,6 +77,13 @@ int RunTrain(const ffyolo::TrainBenchOptions& o) {
   for (const auto& [part, seconds] : r.part_seconds)
     std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
   std::printf("\n");
+  if (!profile_path.empty()) {
+    const std::string table = ffyolo::KernelProfileMarkdown(r.kernels, r.profiled, o.profile_steps, kProfiledKernelsShown);
+    std::FILE* f = std::fopen(profile_path.c_str(), "w");
+    if (!f || std::fputs(table.c_str(), f) < 0 || std::fclose(f) != 0)
+      return Fail(ffr::Status::IOError("yolo-bench train: cannot write the profile " + profile_path));
+    std::printf("profile: %s\n", profile_path.c_str());
+  }
   return 0;
 }
 
@@ -157,11 +169,17 @@ int Main(int argc, char** argv) {
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
   train->add_flag("--channels-last", t.channels_last, "Weights and batches in channels-last (NHWC) memory");
   train->add_flag("--sync-free-loss", t.sync_free_loss, "The loss without host syncs (yolo-train --sync-free-loss)");
+  std::string profile;
+  train->add_option("--profile", profile,
+                    "After the timed steps, profile " + std::to_string(kProfiledSteps) +
+                        " more and write their kernels' time, by kind and the top " +
+                        std::to_string(kProfiledKernelsShown) + ", to this Markdown file (the ceiling)");
 #endif
   CLI11_PARSE(app, argc, argv);
 #if FFYOLO_WITH_TRAINER
   t.amp = !no_amp;
-  if (train->parsed()) return RunTrain(t);
+  if (!profile.empty()) t.profile_steps = kProfiledSteps;
+  if (train->parsed()) return RunTrain(t, profile);
   if (allreduce->parsed()) return RunAllReduce(t);
 #endif
   o.decode_less = !full_decode;

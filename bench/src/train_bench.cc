@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <set>
 #include <memory>
 
 #include "ffyolo/batch_transfer.h"
@@ -18,6 +20,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/model.h"
 #include "ffyolo/pixel_cache.h"
+#include "ffyolo/torch_compat.h"
 #include "ffyolo/train_step.h"
 #include "cpu_clock.h"
 
@@ -81,6 +84,23 @@ void RandomBatch(const TrainBenchOptions& o, int64_t nc, const c10::Device& devi
   *targets = torch::cat({image, cls, xy, wh}, 1);
 }
 
+// `steps` more steps under Kineto; the kernels the device ran (the operators, on the CPU).
+void Profile(const c10::Device& device, int steps, const std::function<void()>& step, TrainBenchResult* r) {
+  namespace profiler = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (device.is_cuda()) activities.insert(ActivityType::CUDA);
+  profiler::prepareProfiler(config, activities);
+  profiler::enableProfiler(config, activities);
+  for (int i = 0; i < steps; ++i) step();
+  Drain(device);
+  const std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
+  r->profiled = device.is_cuda() ? "CUDA kernels" : "CPU operators (nested: an operator's time includes its callees')";
+  for (const profiler::KinetoEvent& e : result->events())
+    if (e.deviceType() == device.type()) AddKernelTime(e.name(), compat::EventSeconds(e), &r->kernels);
+}
+
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
@@ -106,6 +126,7 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
   t->parts.after_part = nullptr;  // it holds this frame's clock
   r->images = int64_t{o.steps} * o.batch_size;
   r->last_loss = loss.total.item<double>();
+  if (o.profile_steps > 0) Profile(device, o.profile_steps, [&] { TrainStep(t->parts, images, targets, true); }, r);
   return Status::OK();
 }
 
@@ -179,8 +200,8 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     if (!o.cache.empty()) FFR_RETURN_IF_ERROR(PixelCacheBackend(o.cache, &cache_backend));
     if (!o.cache.empty() && o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --cache needs --data");
-    if (o.parts && !o.data.empty())
-      return Status::InvalidArgument("yolo-bench train: --parts times the ceiling, without --data");
+    if ((o.parts || o.profile_steps > 0) && !o.data.empty())
+      return Status::InvalidArgument("yolo-bench train: --parts and --profile measure the ceiling, without --data");
     c10::Device device(c10::kCPU);
     FFR_RETURN_IF_ERROR(SelectDevice(o.device, -1, &device));
     if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);  // fixed-size batches, as the Trainer

@@ -1,12 +1,14 @@
 // yolo-bench train and allreduce run the Trainer's step and count what they say they count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ffyolo/dataset.h"
+#include "ffyolo/kernel_profile.h"
 #include "ffyolo/train_bench.h"
 #include "test_dataset.h"
 #include "testing/test_env.h"
@@ -78,6 +80,62 @@ TEST(TrainBenchTest, PartsTimesEachPartOfTheStepInOrder) {
   EXPECT_GT(sum, 0.9 * r.seconds);
 }
 
+TEST(TrainBenchTest, ProfileRecordsTheProfiledStepsOperators) {
+  TrainBenchOptions o = Tiny();
+  o.profile_steps = 2;
+  TrainBenchResult r;
+  const ffr::Status s = BenchTraining(o, &r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const auto named = [&](const std::string& name) {
+    return std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelTime& k) { return k.name == name; });
+  };
+  // yolov5n has 60 convolutions, each run once forward and once backward per step.
+  ASSERT_NE(named("aten::conv2d"), r.kernels.end());
+  EXPECT_EQ(named("aten::conv2d")->calls, 2 * 60);
+  ASSERT_NE(named("aten::convolution_backward"), r.kernels.end());
+  EXPECT_EQ(named("aten::convolution_backward")->calls, 2 * 60);
+  for (const KernelTime& k : r.kernels) EXPECT_GE(k.seconds, 0) << k.name;
+  EXPECT_NE(r.profiled.find("CPU operators"), std::string::npos);
+  o.profile_steps = 0;
+  ASSERT_TRUE(BenchTraining(o, &r).ok());
+  EXPECT_TRUE(r.kernels.empty());
+}
+
+TEST(KernelProfileTest, CategoriesFromKernelNames) {
+  EXPECT_STREQ(KernelCategory("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"), "convolution");
+  EXPECT_STREQ(KernelCategory("void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false>"), "layout change");
+  EXPECT_STREQ(KernelCategory("void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float>"), "batch norm");
+  EXPECT_STREQ(KernelCategory("void at::native::batch_norm_collect_statistics_kernel<float>"), "batch norm");
+  EXPECT_STREQ(KernelCategory("void at::native::vectorized_elementwise_kernel<4, at::native::silu_kernel>"),
+               "elementwise");
+  EXPECT_STREQ(KernelCategory("void at::native::multi_tensor_apply_kernel<FusedSgd>"), "multi-tensor");
+  EXPECT_STREQ(KernelCategory("void at::native::reduce_kernel<512, 1>"), "reduction");
+  EXPECT_STREQ(KernelCategory("void at::native::(anonymous)::CatArrayBatchedCopy<float>"), "copy");
+  EXPECT_STREQ(KernelCategory("Memcpy HtoD (Pinned -> Device)"), "copy");
+  EXPECT_STREQ(KernelCategory("void at::native::index_elementwise_kernel_gather"), "elementwise");
+  EXPECT_STREQ(KernelCategory("void at::native::radixSortKVInPlace"), "other");
+}
+
+TEST(KernelProfileTest, MarkdownSumsByKindAndListsTheTopKernels) {
+  std::vector<KernelTime> kernels;
+  AddKernelTime("sm90_xmma_fprop", 0.004, &kernels);
+  AddKernelTime("nchwToNhwcKernel", 0.002, &kernels);
+  AddKernelTime("sm90_xmma_fprop", 0.002, &kernels);
+  AddKernelTime("bn_fw_kernel", 0.001, &kernels);
+  AddKernelTime("some|kernel", 0.001, &kernels);
+  ASSERT_EQ(kernels.size(), 4u);
+  EXPECT_EQ(kernels[0].calls, 2);
+  EXPECT_DOUBLE_EQ(kernels[0].seconds, 0.006);
+  const std::string md = KernelProfileMarkdown(kernels, "CUDA kernels", 2, 3);
+  EXPECT_NE(md.find("Profiled: CUDA kernels, 5.00 ms per step over 2 steps."), std::string::npos) << md;
+  EXPECT_NE(md.find("| convolution | 1 | 3.00 | 60.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| layout change | 0 | 1.00 | 20.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `sm90_xmma_fprop` | convolution | 1.0 | 3.000 | 60.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `bn_fw_kernel` | batch norm | 0.5 | 0.500 | 10.0 % |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("some"), std::string::npos) << md;  // beyond the top 3
+  EXPECT_NE(KernelProfileMarkdown(kernels, "x", 2, 4).find("`some/kernel`"), std::string::npos);  // no stray column
+}
+
 TEST(TrainBenchTest, PipelineCrossesEpochsAndTimesTheWaitForData) {
   TrainBenchOptions o = Tiny();
   o.data = testing::PackedSyntheticDataset();
@@ -122,6 +180,9 @@ TEST(TrainBenchTest, RefusesBadSizes) {
   EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
   o.cache = "";
   o.parts = true;  // the parts are timed on the ceiling only
+  EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
+  o.parts = false;
+  o.profile_steps = 1;  // and so is the profile
   EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
 }
 

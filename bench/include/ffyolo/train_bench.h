@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ffr/status.h"
+#include "ffyolo/kernel_profile.h"
 
 namespace ffyolo {
 
@@ -40,6 +41,9 @@ struct TrainBenchOptions {
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;
+  // The ceiling only: after the timed steps, this many more under the
+  // profiler (Kineto: CUDA kernels on a GPU, operators on the CPU).
+  int profile_steps = 0;
 };
 
 struct TrainBenchResult {
@@ -53,6 +57,9 @@ struct TrainBenchResult {
   double last_loss = 0;           // the last timed step's loss (the model is seeded: repeatable on the CPU)
   // With `parts`: each part of the step (TrainStepParts::after_part's names) and its seconds over the timed steps.
   std::vector<std::pair<std::string, double>> part_seconds;
+  // With `profile_steps`: the device's kernels over those steps (the CPU's operators without a GPU).
+  std::vector<KernelTime> kernels;
+  std::string profiled;  // what `kernels` are
   double images_per_second() const { return seconds > 0 ? images / seconds : 0; }
   double data_wait_share() const { return seconds > 0 ? data_wait_seconds / seconds : 0; }
   double loader_samples_per_cpu_second() const { return loader_cpu_seconds > 0 ? images / loader_cpu_seconds : 0; }

@@ -5,6 +5,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/optim/optimizer.h>
 #include <torch/version.h>
 
@@ -59,6 +60,15 @@ Key OptimizerStateKey(const at::Tensor& p) {
   } else {
     return static_cast<Key>(p.unsafeGetTensorImpl());
   }
+}
+
+// A profiled event's duration in seconds: nanoseconds in 2.x, microseconds in 1.13.
+inline double EventSeconds(const torch::autograd::profiler::KinetoEvent& event) {
+#if TORCH_VERSION_MAJOR >= 2
+  return 1e-9 * static_cast<double>(event.durationNs());
+#else
+  return 1e-6 * static_cast<double>(event.durationUs());
+#endif
 }
 
 // ProcessGroupNCCL and ProcessGroupGloo derive from c10d::ProcessGroup in 1.13

@@ -1,0 +1,9 @@
+# Sourced by scripts/gpu-run.sh and scripts/gpu-ultralytics.sh.
+# last_epoch LOG BATCHES BATCH: the last "B/B [mm:ss<00:00, R it/s]" of a training log (tqdm's "it/s"
+# or "s/it", as yolo-train's progress bar and train.py's print it) as "seconds, images/s".
+last_epoch() {
+  tr '\r' '\n' <"$1" | grep -E " $2/$2 \[" | tail -n 1 |
+    sed -E 's/.*\[([0-9:]+)<[^,]*, *([0-9.]+) ?(it\/s|s\/it)\].*/\1 \2 \3/' |
+    awk -v batch="$3" '{n = split($1, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i];
+                        rate = ($3 == "it/s") ? $2 : 1 / $2; printf "%d s, %.0f images/s", s, rate * batch}'
+}
