@@ -4,22 +4,25 @@
 # own torch with every core, then measures (the most wanted first, so that a run cut short still
 # reports it), runs the CUDA tests, and prints one table:
 #   1. model ceiling: the training step on a batch already on the GPU (AMP), images/s, yolov5s at 640,
-#      batch 64, in each variant of the step (eager NCHW, --channels-last, --sync-free-loss, both),
-#      yolov5n eager and with both; a kernel profile of yolov5s eager and with both; its step part by part
-#   2. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
+#      batch 64, in each variant of the step (NCHW, channels-last, + the sync-free loss, + the step
+#      captured as a CUDA graph), yolov5n likewise; kernel profiles of yolov5s' variants; its step part by
+#      part in NCHW and channels-last
+#   2. the CUDA tests
+#   3. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
 #      640, 15 loader workers, decoding JPEGs and from the pixel cache: images/s, data-wait share,
 #      loader samples/s per CPU-second
-#   3. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
-#   4. end to end: yolo-train 2 epochs of yolov5s on the synthetic set, eager and in the fastest
+#   4. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
+#   5. end to end: yolo-train 2 epochs of yolov5s on the synthetic set, by default and in the fastest
 #      variant (its last epoch's images/s), then yolo-val of the last run's best.pt
 #
-#   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--report DIR] [--build-only]
+#   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--report DIR] [--short] [--build-only]
 #
 # --device cpu runs the same steps on the CPU with tiny sizes (tests/scripts run it so, in CI), and
 # --build-dir uses a tree already built (no unpacking, no build). Datasets and runs go to --out; the
 # table (table.md), the logs and the kernel profiles to --report (default: --out), at most 8 files, as
 # they are made (the device tool's $OUT). --build-only stops after the build (for measuring by hand in
-# the same call: it prints the environment to export first).
+# the same call: it prints the environment to export first). --short, for a second call of a session:
+# the channels-last and CUDA-graph ceilings, the CUDA tests and yolo-train on 2,000 images, no more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=0
@@ -27,6 +30,7 @@ BUILD_DIR=""
 OUT_DIR=${OUT:-runs/gpu}
 REPORT_DIR=""
 BUILD_ONLY=0
+SHORT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEVICE=$2; shift 2 ;;
@@ -34,7 +38,8 @@ while [ $# -gt 0 ]; do
     --out) OUT_DIR=$2; shift 2 ;;
     --report) REPORT_DIR=$2; shift 2 ;;
     --build-only) BUILD_ONLY=1; shift ;;
-    *) echo "gpu-run: unknown argument $1 (--device D, --build-dir DIR, --out DIR, --report DIR, --build-only)" >&2; exit 2 ;;
+    --short) SHORT=1; shift ;;
+    *) echo "gpu-run: unknown argument $1 (--device D, --build-dir DIR, --out DIR, --report DIR, --short, --build-only)" >&2; exit 2 ;;
   esac
 done
 DEPS=${GPU_DEPS:-gpu-deps}
@@ -48,6 +53,7 @@ if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
 else
   IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_VAL=128 SYNTH_SIZE=(--size 640x480)
   EPOCHS=2 MODEL=yolov5s SMALL=yolov5n
+  [ "$SHORT" = 0 ] || SYNTH_IMAGES=2000
 fi
 
 # --- the build -------------------------------------------------------------------------------------
@@ -112,41 +118,51 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 images_per_s() {  # the ceiling's images/s: flags as the bench prints them, then the model
   field images_per_s "$(grep "^train: ceiling cfg=$2 " "$REPORT_DIR/bench.log" | grep "$1" | tail -n 1)"
 }
-bench_train() {  # label, then yolo-bench train arguments
+bench_train() {  # label, then yolo-bench train arguments; a failing run is a row that says so
   local label=$1 line; shift
-  line=$("$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" \
-         --warmup "$WARMUP" "$@" | tee -a "$REPORT_DIR/bench.log" | grep '^train:')
+  if ! line=$("$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" \
+              --warmup "$WARMUP" "$@" | tee -a "$REPORT_DIR/bench.log" | grep '^train:'); then
+    log "failed: yolo-bench train $*"
+    line="train: images_per_s=failed"
+  fi
   rows+=("| $label | $(field images_per_s "$line") | $(field data_wait_share "$line") | \
 $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(field amp "$line") |")
   printf '%s\n' "${rows[-1]}" >>"$REPORT_DIR/rows.log"
 }
 : >"$REPORT_DIR/bench.log"
 : >"$REPORT_DIR/rows.log"
-both=(--channels-last --sync-free-loss)
-bench_train "ceiling $MODEL" --cfg "$MODEL" --profile "$REPORT_DIR/profile-nchw.md"
-bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" --channels-last
-bench_train "ceiling $MODEL, sync-free loss" --cfg "$MODEL" --sync-free-loss
-bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${both[@]}" \
-  --profile "$REPORT_DIR/profile-channels-last.md"
+# The step's variants (docs/gpu.md); channels-last is the default on CUDA, and the CPU has no graphs.
+nchw=(--channels-last off)
+cl=(--channels-last on)
+graph=(--channels-last on --sync-free-loss --cuda-graph)
+[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, NCHW" --cfg "$MODEL" "${nchw[@]}" --profile "$REPORT_DIR/profile-nchw.md"
+bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" "${cl[@]}" --profile "$REPORT_DIR/profile-channels-last.md"
+[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${cl[@]}" --sync-free-loss
+[ "$DEVICE" = cpu ] || bench_train "ceiling $MODEL, channels-last + CUDA graph" --cfg "$MODEL" "${graph[@]}" \
+  --profile "$REPORT_DIR/profile-graph.md"
 if [ "$SMALL" != "$MODEL" ]; then
-  bench_train "ceiling $SMALL" --cfg "$SMALL"
-  bench_train "ceiling $SMALL, channels-last + sync-free loss" --cfg "$SMALL" "${both[@]}"
+  [ "$SHORT" = 1 ] || bench_train "ceiling $SMALL, NCHW" --cfg "$SMALL" "${nchw[@]}"
+  bench_train "ceiling $SMALL, channels-last" --cfg "$SMALL" "${cl[@]}"
+  bench_train "ceiling $SMALL, channels-last + CUDA graph" --cfg "$SMALL" "${graph[@]}"
 fi
 # The fastest variant of the step: the pipeline and yolo-train run it.
 best=()
-best_rate=$(images_per_s "channels_last=0 sync_free_loss=0" "$MODEL")
-for variant in "1 0:--channels-last" "0 1:--sync-free-loss" "1 1:--channels-last --sync-free-loss"; do
-  read -r cl sf <<<"${variant%%:*}"
-  rate=$(images_per_s "channels_last=$cl sync_free_loss=$sf" "$MODEL")
-  if awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then best_rate=$rate; read -ra best <<<"${variant#*:}"; fi
+best_rate=0
+for variant in "0 0 0:${nchw[*]}" "1 0 0:${cl[*]}" "1 1 0:${cl[*]} --sync-free-loss" "1 1 1:${graph[*]}"; do
+  read -r c s g <<<"${variant%%:*}"
+  rate=$(images_per_s "channels_last=$c sync_free_loss=$s cuda_graph=$g" "$MODEL")
+  if [ -n "$rate" ] && awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then
+    best_rate=$rate
+    read -ra best <<<"${variant#*:}"
+  fi
 done
-log "the fastest step: ${best[*]:-eager NCHW} ($best_rate images/s)"
+log "the fastest step: ${best[*]} ($best_rate images/s)"
 # The step part by part (the device drained after each part), eager and with both variants.
 step_parts() {
   "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \
     --cfg "$MODEL" --parts "$@" | tee -a "$REPORT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
 }
-parts="$(step_parts); channels-last + sync-free loss: $(step_parts "${both[@]}")"
+[ "$SHORT" = 1 ] || parts="NCHW: $(step_parts "${nchw[@]}"); channels-last: $(step_parts "${cl[@]}")"
 
 # --- the CUDA tests --------------------------------------------------------------------------------
 # pytorch#133437 (docs/build.md): torch's libraries export std::filesystem functions; the tests must
@@ -174,6 +190,7 @@ if ! packed "$OUT_DIR/synth.ffr"; then
   rm -rf "$OUT_DIR/synth"
 fi
 variant=${best[*]:+, ${best[*]}}
+if [ "$SHORT" = 0 ]; then
 bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
 # The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
 bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
@@ -182,8 +199,9 @@ bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$O
 line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
 allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
 $(field ms_per_all_reduce "$line") ms"
+fi
 
-# yolo-train end to end, its last epoch's images/s as its progress bar timed it, eager and in the fastest variant.
+# yolo-train end to end, its last epoch's images/s as its progress bar timed it, by default and in the fastest variant.
 source scripts/lib/last-epoch.sh
 batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
 end_to_end=()
@@ -194,7 +212,7 @@ for flags in "" "${best[*]}"; do
   "$BIN/yolo-train" --data "$OUT_DIR/synth.ffr" --cfg "$MODEL" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
     --device "$DEVICE" --workers "$WORKERS" --noval --project "$OUT_DIR/train" --name "$name" --exist-ok $flags \
     >"$OUT_DIR/train-$name.log" 2>&1 || { tail -n 20 "$OUT_DIR/train-$name.log"; exit 1; }
-  end_to_end+=("${flags:-eager NCHW}: $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH")")
+  end_to_end+=("${flags:-default}: $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH")")
 done
 cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
 "$BIN/yolo-val" --data "$OUT_DIR/synth.ffr" --weights "$OUT_DIR/train/$name/weights/best.pt" --img "$IMG" \
@@ -208,9 +226,9 @@ all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", 
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
-  echo "- c10d: $allreduce"
-  echo "- end to end: yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth, --noval, the last epoch: $(printf '%s; ' "${end_to_end[@]}")yolo-val best.pt: $all"
+  [ "$SHORT" = 1 ] || echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
+  [ "$SHORT" = 1 ] || echo "- c10d: $allreduce"
+  echo "- end to end: yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth, $SYNTH_IMAGES images, --noval, the last epoch: $(printf '%s; ' "${end_to_end[@]}")yolo-val best.pt: $all"
   [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $REPORT_DIR/ctest.log"
 } | tee "$REPORT_DIR/table.md"
 rm -f "$REPORT_DIR/rows.log"

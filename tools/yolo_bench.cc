@@ -20,6 +20,7 @@
 #include "ffyolo/loader_bench.h"
 #include "ffyolo/pixel_cache.h"
 #if FFYOLO_WITH_TRAINER
+#include "ffyolo/train.h"
 #include "ffyolo/train_bench.h"
 #endif
 
@@ -72,8 +73,8 @@ int RunTrain(const ffyolo::TrainBenchOptions& o, const std::string& profile_path
   if (!o.data.empty())
     std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
                 r.loader_samples_per_cpu_second());
-  std::printf(" channels_last=%d sync_free_loss=%d gpu_mem_gb=%.2f loss=%.4g", o.channels_last ? 1 : 0,
-              o.sync_free_loss ? 1 : 0, r.peak_memory_gb, r.last_loss);
+  std::printf(" channels_last=%d sync_free_loss=%d cuda_graph=%d gpu_mem_gb=%.2f loss=%.4g", r.channels_last ? 1 : 0,
+              o.sync_free_loss ? 1 : 0, o.cuda_graph ? 1 : 0, r.peak_memory_gb, r.last_loss);
   for (const auto& [part, seconds] : r.part_seconds)
     std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
   std::printf("\n");
@@ -167,8 +168,15 @@ int Main(int argc, char** argv) {
   train->add_option("--cache", t.cache, "Read the pixel cache (ram or disk; built first, not timed) instead of decoding")
       ->check(CLI::IsMember({"ram", "disk"}));
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
-  train->add_flag("--channels-last", t.channels_last, "Weights and batches in channels-last (NHWC) memory");
+  train->add_option("--channels-last", t.channels_last,
+                    "Weights and batches in channels-last (NHWC) memory: auto (the default: on CUDA), on (the flag alone), "
+                    "off, as yolo-train's")
+      ->expected(0, 1)
+      ->default_str("on")
+      ->check(CLI::IsMember(ffyolo::kChannelsLastSettings));
   train->add_flag("--sync-free-loss", t.sync_free_loss, "The loss without host syncs (yolo-train --sync-free-loss)");
+  train->add_flag("--cuda-graph", t.cuda_graph,
+                  "Capture the step as a CUDA graph and replay it (with --sync-free-loss; see docs/gpu.md)");
   std::string profile;
   train->add_option("--profile", profile,
                     "After the timed steps, profile " + std::to_string(kProfiledSteps) +

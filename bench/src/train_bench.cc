@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "ffyolo/batch_transfer.h"
+#include "ffyolo/captured_step.h"
 #include "ffyolo/communicator.h"
 #include "ffyolo/config_path.h"
 #include "ffyolo/dataset.h"
@@ -21,6 +22,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/torch_compat.h"
+#include "ffyolo/train.h"
 #include "ffyolo/train_step.h"
 #include "cpu_clock.h"
 
@@ -45,6 +47,14 @@ struct Training {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<GradScaler> scaler;
   TrainStepParts parts;
+  c10::MemoryFormat format = c10::MemoryFormat::Contiguous;  // of the weights and batches
+  std::unique_ptr<CapturedStep> captured;                      // --cuda-graph
+
+  // One step with an update, replayed where the capture fits the batch.
+  LossOutput Step(const torch::Tensor& images, const torch::Tensor& targets) {
+    if (captured && captured->Fits(images)) return captured->Step(images, targets);
+    return TrainStep(parts, images, targets, true);
+  }
 };
 
 Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, const c10::Device& device, bool amp,
@@ -54,8 +64,8 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
   t->model->to(device);
   t->ema_model->to(device);
-  t->model->SetMemoryFormat(MemoryFormatOf(o.channels_last));
-  t->ema_model->SetMemoryFormat(MemoryFormatOf(o.channels_last));
+  t->model->SetMemoryFormat(t->format);
+  t->ema_model->SetMemoryFormat(t->format);
   t->model->train();
   t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
   t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors,
@@ -65,6 +75,7 @@ Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, con
   t->scaler = std::make_unique<GradScaler>(amp);
   t->parts = TrainStepParts{t->model.get(), t->loss.get(), t->scaler.get(), t->optimizer.get(), t->ema.get(),
                             nullptr,        amp,           1,                    false, {}};
+  if (o.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(t->parts, &t->captured));
   return Status::OK();
 }
 
@@ -104,8 +115,8 @@ void Profile(const c10::Device& device, int steps, const std::function<void()>& 
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
-  images = images.contiguous(MemoryFormatOf(o.channels_last));
-  for (int i = 0; i < o.warmup_steps; ++i) TrainStep(t->parts, images, targets, true);
+  images = images.contiguous(t->format);
+  for (int i = 0; i < o.warmup_steps; ++i) t->Step(images, targets);
   Drain(device);
   Clock::time_point part_start;
   if (o.parts)
@@ -120,13 +131,13 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
   const Clock::time_point start = Clock::now();
   part_start = start;
   LossOutput loss;
-  for (int i = 0; i < o.steps; ++i) loss = TrainStep(t->parts, images, targets, true);
+  for (int i = 0; i < o.steps; ++i) loss = t->Step(images, targets);
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
   t->parts.after_part = nullptr;  // it holds this frame's clock
   r->images = int64_t{o.steps} * o.batch_size;
   r->last_loss = loss.total.item<double>();
-  if (o.profile_steps > 0) Profile(device, o.profile_steps, [&] { TrainStep(t->parts, images, targets, true); }, r);
+  if (o.profile_steps > 0) Profile(device, o.profile_steps, [&] { t->Step(images, targets); }, r);
   return Status::OK();
 }
 
@@ -152,7 +163,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
-  BatchTransfer transfer(loader.get(), device, MemoryFormatOf(o.channels_last));
+  BatchTransfer transfer(loader.get(), device, t->format);
   int64_t epoch = 0, taken = 0;
   FFR_RETURN_IF_ERROR(transfer.Start(epoch, 0));
   // The next batch, into the next epoch when this one is done.
@@ -165,7 +176,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   DeviceBatch batch;
   for (int i = 0; i < o.warmup_steps; ++i) {
     FFR_RETURN_IF_ERROR(next(&batch));
-    TrainStep(t->parts, batch.images, batch.targets, true);
+    t->Step(batch.images, batch.targets);
   }
   Drain(device);
   const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID), own0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
@@ -176,7 +187,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     FFR_RETURN_IF_ERROR(next(&batch));
     r->data_wait_seconds += Seconds(Clock::now() - asked);
     taken += batch.images.size(0);
-    loss = TrainStep(t->parts, batch.images, batch.targets, true);
+    loss = t->Step(batch.images, batch.targets);
   }
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
@@ -200,6 +211,8 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     if (!o.cache.empty()) FFR_RETURN_IF_ERROR(PixelCacheBackend(o.cache, &cache_backend));
     if (!o.cache.empty() && o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --cache needs --data");
+    if (o.parts && o.cuda_graph)
+      return Status::InvalidArgument("yolo-bench train: --parts times an eager step, not --cuda-graph's replays");
     if ((o.parts || o.profile_steps > 0) && !o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --parts and --profile measure the ceiling, without --data");
     c10::Device device(c10::kCPU);
@@ -217,6 +230,8 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     }
     torch::manual_seed(0);  // the same model each run
     Training t;
+    FFR_RETURN_IF_ERROR(ChannelsLastFor(o.channels_last, device.is_cuda(), &r->channels_last));
+    t.format = MemoryFormatOf(r->channels_last);
     FFR_RETURN_IF_ERROR(SetUpTraining(o, nc, hyp, device, r->amp, &t));
     FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, cache_backend, &t, r) : Ceiling(o, device, &t, r));
     r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);

@@ -34,10 +34,11 @@ struct TrainBenchOptions {
   // not timed) instead of decoding, as yolo-train --cache. "": it decodes.
   std::string cache;
   std::string cache_dir;        // "" = the cache's default folder in the dataset
-  // Weights and input batches in channels-last (NHWC) memory: what the
-  // trainer would gain from it (tensor-core convolutions without layout changes).
-  bool channels_last = false;
+  // Weights and input batches in channels-last (NHWC) memory, as yolo-train
+  // --channels-last: "auto" (on CUDA), "on", "off".
+  std::string channels_last = "auto";
   bool sync_free_loss = false;  // ComputeLoss's sync_free (loss.h)
+  bool cuda_graph = false;      // the step captured and replayed (captured_step.h); needs sync_free_loss
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;
@@ -49,6 +50,7 @@ struct TrainBenchOptions {
 struct TrainBenchResult {
   std::string device;             // "cuda:0", "cpu"
   bool amp = false;
+  bool channels_last = false;     // the memory format the step ran in
   int64_t images = 0;             // trained in the timed steps
   double seconds = 0;             // wall time of the timed steps, the device drained at both ends
   double data_wait_seconds = 0;   // of which the training thread waited for the loader

@@ -467,6 +467,42 @@ TEST(SyncFreeLossTest, RandomBatchesAndOneClass) {
   }
 }
 
+// A captured step pads its targets to a fixed count: the padding changes neither the loss nor the
+// gradients, with the selecting loss and the sync-free one, on a batch with focal loss and smoothing.
+TEST(PaddedTargetsTest, PaddingRowsChangeNoLossAndNoGradient) {
+  at::manual_seed(21);
+  Hyp hyp = ScaleLossGains(Hyp{}, 5, 3, 128);
+  hyp.fl_gamma = 1.5;
+  const int64_t bs = 4, nt = 60;
+  const at::Tensor targets = at::cat({at::randint(bs, {nt, 1}).to(at::kFloat), at::randint(5, {nt, 1}).to(at::kFloat),
+                                      at::rand({nt, 2}), at::rand({nt, 2}) * 0.5 + 0.01},
+                                     1);
+  const at::Tensor padded = PaddedTargets(targets, 256);
+  ASSERT_EQ(padded.sizes(), (std::vector<int64_t>{256, 6}));
+  EXPECT_TRUE(padded.narrow(0, 0, nt).equal(targets));
+  const std::vector<at::Tensor> predictions = ThreeLevelPredictions(bs, 5);
+  for (bool sync_free : {false, true}) {
+    SCOPED_TRACE(sync_free ? "sync-free" : "selecting");
+    const ComputeLoss loss(hyp, 0.1, 5, ThreeLevelAnchors(), sync_free);
+    std::vector<at::Tensor> grads[2];
+    at::Tensor items[2];
+    for (int way = 0; way < 2; ++way) {
+      std::vector<at::Tensor> p;
+      for (const at::Tensor& x : predictions) p.push_back(x.detach().clone().requires_grad_());
+      const LossOutput out = loss(p, way == 0 ? targets : padded);
+      out.total.backward();
+      items[way] = out.items;
+      for (const at::Tensor& x : p) grads[way].push_back(x.grad());
+    }
+    EXPECT_TRUE(at::allclose(items[1], items[0], 1e-6, 1e-12)) << items[0] << items[1];
+    for (size_t i = 0; i < predictions.size(); ++i) {
+      EXPECT_TRUE(grads[1][i].isfinite().all().item<bool>()) << "level " << i;
+      EXPECT_TRUE(at::allclose(grads[1][i], grads[0][i], 1e-6, 1e-12)) << "level " << i;
+    }
+  }
+  EXPECT_TRUE(PaddedTargets(at::zeros({0, 6}), 3).select(1, 4).eq(kPaddingTargetSize).all().item<bool>());
+}
+
 TEST(ScaleLossGainsTest, FollowsTrainPy) {
   const Hyp same = ScaleLossGains(Hyp{}, 80, 3, 640);
   EXPECT_DOUBLE_EQ(same.box, 0.05);

@@ -7,6 +7,8 @@
 #include <torch/torch.h>
 
 #include "ffyolo/batch_transfer.h"
+#include "ffyolo/captured_step.h"
+#include "ffyolo/ema.h"
 #include "ffyolo/communicator.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/device.h"
@@ -16,6 +18,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/torch_compat.h"
+#include "ffyolo/train_step.h"
 #include "ffyolo/trainer.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"
@@ -187,6 +190,93 @@ TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
 }
 
 // The sync-free loss with its backward runs with every host wait an error, and equals the CPU's.
+// One process's training state on the GPU, as the Trainer makes it, from the same weights each time.
+struct GpuTraining {
+  std::shared_ptr<YoloModel> model, ema_model;
+  std::unique_ptr<ModelEma> ema;
+  std::unique_ptr<ComputeLoss> loss;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<GradScaler> scaler;
+  TrainStepParts parts;
+
+  explicit GpuTraining(bool channels_last) {
+    torch::manual_seed(0);
+    EXPECT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, &model).ok());
+    EXPECT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, &ema_model).ok());
+    model->to(kGpu);
+    ema_model->to(kGpu);
+    model->SetMemoryFormat(MemoryFormatOf(channels_last));
+    ema_model->SetMemoryFormat(MemoryFormatOf(channels_last));
+    model->train();
+    ema = std::make_unique<ModelEma>(ema_model, *model);
+    const Hyp hyp = ScaleLossGains(Hyp{}, 3, 3, 128);
+    loss = std::make_unique<ComputeLoss>(hyp, 0.0, 3, model->detect().anchors, /*sync_free=*/true);
+    std::string description;
+    EXPECT_TRUE(MakeOptimizer(*model, "SGD", hyp, hyp.weight_decay, &optimizer, &description).ok());
+    scaler = std::make_unique<GradScaler>(true);
+    parts = TrainStepParts{model.get(), loss.get(), scaler.get(), optimizer.get(), ema.get(), nullptr, true, 1, false,
+                           {}};
+  }
+};
+
+// Batch k of a fixed series: 8 images, 3 + 5k boxes (so that the capture's target capacity grows).
+void SeriesBatch(int k, torch::Tensor* images, torch::Tensor* targets) {
+  torch::manual_seed(100 + k);
+  *images = torch::rand({8, 3, 128, 128}, kGpu).contiguous(torch::MemoryFormat::ChannelsLast);
+  const int64_t n = 3 + 5 * k;
+  const torch::Tensor wh = torch::rand({n, 2}) * 0.3 + 0.05;
+  *targets = torch::cat({torch::randint(8, {n, 1}).to(torch::kFloat), torch::randint(3, {n, 1}).to(torch::kFloat),
+                         wh / 2 + torch::rand({n, 2}) * (1 - wh), wh},
+                        1)
+                 .to(kGpu);
+}
+
+// The captured step trains as the eager one: 30 steps of AMP, the loss of each within 1e-3 (cuDNN's
+// kernels differ between eager and captured runs only in their order of summation), the weights and the
+// EMA's at the end within AMP's noise, and the targets' capacity regrown with new captures on the way.
+TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
+  FFYOLO_REQUIRE_CUDA();
+  at::globalContext().setBenchmarkCuDNN(true);
+  constexpr int kSteps = 30;
+  std::vector<double> losses[2];
+  std::vector<torch::Tensor> weights[2];
+  int captures = 0;
+  for (int way = 0; way < 2; ++way) {
+    GpuTraining t(/*channels_last=*/true);
+    std::unique_ptr<CapturedStep> captured;
+    if (way == 1) ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
+    for (int k = 0; k < kSteps; ++k) {
+      torch::Tensor images, targets;
+      SeriesBatch(k, &images, &targets);
+      const LossOutput out = way == 1 ? captured->Step(images, targets) : TrainStep(t.parts, images, targets, true);
+      losses[way].push_back(out.total.item<double>());
+    }
+    for (const torch::Tensor& p : t.model->parameters()) weights[way].push_back(p.detach().clone());
+    for (const torch::Tensor& p : t.ema_model->parameters()) weights[way].push_back(p.detach().clone());
+    if (captured) captures = captured->captures();
+  }
+  EXPECT_GE(captures, 2);  // 3 + 5 * 29 = 148 targets outgrow the first capacity of 64
+  for (int k = 0; k < kSteps; ++k)
+    EXPECT_NEAR(losses[1][k], losses[0][k], 1e-3 * std::abs(losses[0][k])) << "step " << k;
+  for (size_t i = 0; i < weights[0].size(); ++i) {
+    const double scale = weights[0][i].abs().max().item<double>() + 1e-6;
+    EXPECT_LE(MaxDifference(weights[1][i], weights[0][i]), 1e-2 * scale) << "tensor " << i;
+  }
+}
+
+// What a capture cannot hold is refused, saying why.
+TEST(CudaTest, CapturedStepRefusesALossThatWaits) {
+  FFYOLO_REQUIRE_CUDA();
+  GpuTraining t(/*channels_last=*/true);
+  ComputeLoss waiting(ScaleLossGains(Hyp{}, 3, 3, 128), 0.0, 3, t.model->detect().anchors);
+  TrainStepParts parts = t.parts;
+  parts.loss = &waiting;
+  std::unique_ptr<CapturedStep> captured;
+  const ffr::Status s = CapturedStep::Create(parts, &captured);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--sync-free-loss"), std::string::npos) << s.message();
+}
+
 TEST(CudaTest, SyncFreeLossNeverWaitsForTheDevice) {
   FFYOLO_REQUIRE_CUDA();
   NoTf32 no_tf32;

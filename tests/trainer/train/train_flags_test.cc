@@ -107,7 +107,7 @@ TEST(MultiScaleTrainingTest, EachBatchTrainsAtItsSize) {
 // equal (1e-4 relative: sums round otherwise, and four steps carry it on).
 struct StepVariant {
   const char* name;
-  bool TrainOptions::*flag;
+  void (*set)(TrainOptions* o, bool on);
 };
 
 class StepVariantTest : public ::testing::TestWithParam<StepVariant> {};
@@ -117,7 +117,7 @@ TEST_P(StepVariantTest, AnEpochHasTheSameLosses) {
   for (int way = 0; way < 2; ++way) {
     testing::ScratchDir dir(std::string(GetParam().name) + (way == 1 ? "_on" : "_off"));
     TrainOptions o = TinyTrainOptions(dir / "runs", 1);
-    o.*GetParam().flag = way == 1;
+    GetParam().set(&o, way == 1);
     LossRecorder recorder;
     std::unique_ptr<Trainer> t;
     const ffr::Status s = Trainer::Create(o, &recorder, &t);
@@ -134,9 +134,25 @@ TEST_P(StepVariantTest, AnEpochHasTheSameLosses) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, StepVariantTest,
-                         ::testing::Values(StepVariant{"sync_free_loss", &TrainOptions::sync_free_loss},
-                                           StepVariant{"channels_last", &TrainOptions::channels_last}),
+                         ::testing::Values(StepVariant{"sync_free_loss",
+                                                       [](TrainOptions* o, bool on) { o->sync_free_loss = on; }},
+                                           StepVariant{"channels_last",
+                                                       [](TrainOptions* o, bool on) {
+                                                         o->channels_last = on ? "on" : "off";
+                                                       }}),
                          [](const ::testing::TestParamInfo<StepVariant>& p) { return std::string(p.param.name); });
+
+// --cuda-graph needs a model on a CUDA device: a CPU run is refused at set-up, saying so.
+TEST(CudaGraphFlagTest, ACpuRunIsRefusedAtSetUp) {
+  testing::ScratchDir dir("cuda_graph_cpu");
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.cuda_graph = true;
+  LossRecorder recorder;
+  std::unique_ptr<Trainer> t;
+  const ffr::Status s = Trainer::Create(o, &recorder, &t);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("--cuda-graph"), std::string::npos) << s.message();
+}
 
 // The size depends on the seed and the iteration only: every rank draws the same, and other seeds other sizes.
 TEST(MultiScaleTrainingTest, SizesFollowTheSeed) {

@@ -130,6 +130,23 @@ TEST(TrainOptionTableTest, ResumeRefusesTheSplitsKeepsDataAndTheLaunchDropsTheRe
   EXPECT_NE(s.message().find("--val-split val2017 with --resume"), std::string::npos) << s.message();
 }
 
+// --channels-last auto is on CUDA only; on and off are what they say; anything else is refused by name.
+TEST(ChannelsLastTest, AutoIsOnForCudaOnly) {
+  bool on = true;
+  ASSERT_TRUE(ChannelsLastFor("auto", false, &on).ok());
+  EXPECT_FALSE(on);
+  ASSERT_TRUE(ChannelsLastFor("auto", true, &on).ok());
+  EXPECT_TRUE(on);
+  ASSERT_TRUE(ChannelsLastFor("on", false, &on).ok());
+  EXPECT_TRUE(on);
+  ASSERT_TRUE(ChannelsLastFor("off", true, &on).ok());
+  EXPECT_FALSE(on);
+  const ffr::Status s = ChannelsLastFor("nhwc", true, &on);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--channels-last nhwc: expected auto, on or off"), std::string::npos) << s.message();
+  EXPECT_EQ(TrainOptions().channels_last, "auto");
+}
+
 #ifdef YOLO_TRAIN
 // yolo-train registers its flags from the table: each row's names and help, in the table's order,
 // the kParallel rows after the launcher's own flags.

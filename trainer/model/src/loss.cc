@@ -61,6 +61,16 @@ void WriteObjectness(const LevelTargets& lt, const at::Tensor& iou, at::Tensor* 
 
 }  // namespace
 
+at::Tensor PaddedTargets(const at::Tensor& targets, int64_t capacity) {
+  TORCH_CHECK(capacity >= targets.size(0), "PaddedTargets: ", targets.size(0), " targets exceed the capacity ",
+              capacity);
+  at::Tensor padded = at::zeros({capacity, 6}, targets.options());
+  padded.narrow(1, 2, 2).fill_(0.5);
+  padded.narrow(1, 4, 2).fill_(kPaddingTargetSize);
+  padded.narrow(0, 0, targets.size(0)).copy_(targets);
+  return padded;
+}
+
 Hyp ScaleLossGains(Hyp hyp, int64_t nc, int64_t nl, int64_t img_size) {
   hyp.box *= 3.0 / nl;
   hyp.cls *= static_cast<double>(nc) / 80 * 3 / nl;
@@ -200,7 +210,7 @@ LossOutput ComputeLoss::operator()(const std::vector<at::Tensor>& predictions,
       if (nc_ > 1) {
         const at::Tensor pcls = ps.narrow(1, 5, nc_);
         at::Tensor t = at::full_like(pcls, cn_);
-        t.index_put_({at::arange(n, fopt.dtype(at::kLong)), lt.tcls}, cp_);
+        t.scatter_(1, lt.tcls.view({-1, 1}), cp_);  // a scalar: an index_put_ would copy it to the device and wait
         lcls = lcls + PositivesMean(BceElements(pcls, t, cls_pw_), lt.kept);
       }
     }

@@ -23,6 +23,12 @@ at::Tensor GradScaler::Scale(const at::Tensor& loss) {
 
 void GradScaler::Unscale(torch::optim::Optimizer& optimizer) {
   if (!enabled_ || unscaled_) return;
+  UnscaleOnDevice(optimizer);
+  unscaled_ = true;
+}
+
+void GradScaler::UnscaleOnDevice(torch::optim::Optimizer& optimizer) {
+  if (!enabled_) return;
   std::vector<at::Tensor> grads;
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params())
@@ -30,7 +36,6 @@ void GradScaler::Unscale(torch::optim::Optimizer& optimizer) {
   found_inf_.zero_();
   const at::Tensor inv = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
   if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, inv);
-  unscaled_ = true;
 }
 
 bool GradScaler::Step(torch::optim::Optimizer& optimizer) {

@@ -1,5 +1,6 @@
 // TrainOptions as opt.yaml and after --resume, both by the options table
 // (train_option_table.h), and the run-folder and dataset helpers of train.py.
+#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -105,6 +106,13 @@ Status ResumedOptions(const TrainOptions& given, const TrainOptions& saved, Trai
     resumed->*field = saved.*field;
   });
   return refused;
+}
+
+Status ChannelsLastFor(const std::string& setting, bool cuda, bool* channels_last) {
+  if (std::find(kChannelsLastSettings.begin(), kChannelsLastSettings.end(), setting) == kChannelsLastSettings.end())
+    return Status::InvalidArgument("--channels-last " + setting + ": expected auto, on or off");
+  *channels_last = setting == "on" || (setting == "auto" && cuda);
+  return Status::OK();
 }
 
 std::string IncrementPath(const std::string& path, bool exist_ok) {

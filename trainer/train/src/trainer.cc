@@ -12,6 +12,7 @@
 #include "ffyolo/autoanchor.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/batch_transfer.h"
+#include "ffyolo/captured_step.h"
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/config_path.h"
 #include "ffyolo/communicator.h"
@@ -120,6 +121,7 @@ struct Trainer::State {
   int cpus = 1;
   torch::Device device{torch::kCPU};
   bool cuda = false;
+  bool channels_last = false;  // opt.channels_last on this device
   bool amp = false;  // check_amp passed on CUDA
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<Dataset> dataset;
@@ -135,6 +137,13 @@ struct Trainer::State {
   std::unique_ptr<Validator> validator;  // rank 0 validates; the others wait for it
   std::unique_ptr<Schedule> schedule;
   std::unique_ptr<ComputeLoss> compute_loss;
+  std::unique_ptr<CapturedStep> captured_step;  // --cuda-graph
+
+  TrainStepParts StepParts() const {
+    return TrainStepParts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(), ema.get(),
+                          gradient_sync.get(), amp, world, opt.quad, {}};
+  }
+  bool told_eager_batch = false;                // that --cuda-graph trained a batch eagerly
   // --image-weights: each training image's label classes, model.class_weights, and the per-class mAP50-95 of
   // the last validation (rank 0's, broadcast), from which each epoch's image weights follow.
   std::vector<std::vector<int>> label_classes;
@@ -247,6 +256,7 @@ Status Trainer::State::SetUpDevice() {
   cuda = device.is_cuda();
   // cudnn.benchmark as train.py: cuDNN picks its fastest kernels once per input size (a few with --multi-scale).
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
+  FFR_RETURN_IF_ERROR(ChannelsLastFor(opt.channels_last, cuda, &channels_last));
   // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
   cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
   at::set_num_threads(opt.threads > 0 ? opt.threads : cpus);
@@ -360,8 +370,8 @@ Status Trainer::State::BuildModels() {
   for (const std::string& name : frozen) Info("freezing " + name);
   model->to(device);
   ema_model->to(device);
-  model->SetMemoryFormat(MemoryFormatOf(opt.channels_last));
-  ema_model->SetMemoryFormat(MemoryFormatOf(opt.channels_last));
+  model->SetMemoryFormat(MemoryFormatOf(channels_last));
+  ema_model->SetMemoryFormat(MemoryFormatOf(channels_last));
   if (comm) {
     std::vector<torch::Tensor> state = model->parameters();
     for (const torch::Tensor& b : model->buffers()) state.push_back(b);
@@ -453,7 +463,7 @@ Status Trainer::State::SetUpData() {
     class_weights = ModelClassWeights(label_classes, static_cast<int>(nc));
     maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
   }
-  transfer = std::make_unique<BatchTransfer>(loader.get(), device, MemoryFormatOf(opt.channels_last));
+  transfer = std::make_unique<BatchTransfer>(loader.get(), device, MemoryFormatOf(channels_last));
   if (const std::string both = SplitsInBoth(train_split, val_split); !both.empty() && main_rank)
     Warn(opt.data + ": validating on " + (both == val_split ? "the training split '" : "training split(s) '") + both +
          "': the scores are of images the model trains on (as Ultralytics' coco128 does)");
@@ -491,8 +501,9 @@ Status Trainer::State::SetUpOptimizer() {
                                     &optimizer, &description));
   Info(description);
   compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
-                                               model->detect().anchors, opt.sync_free_loss);
+                                               model->detect().anchors, opt.sync_free_loss || opt.cuda_graph);
   scaler = std::make_unique<GradScaler>(amp);
+  if (opt.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(StepParts(), &captured_step));
   return Status::OK();
 }
 
@@ -579,8 +590,7 @@ Status Trainer::State::RunEpoch() {
     loss_from = i0;  // a checkpoint without it: the mean of the batches this run trains
   optimizer->zero_grad();
   report().OnTrainEpochStart(epoch, opt.epochs, nb, i0);
-  const TrainStepParts step_parts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(),
-                                  ema.get(),   gradient_sync.get(), amp,          world, opt.quad, {}};
+  const TrainStepParts step_parts = StepParts();
   TrainBatchEnd be;
   be.epoch = epoch;
   be.epochs = opt.epochs;
@@ -607,7 +617,14 @@ Status Trainer::State::RunEpoch() {
       WriteJpeg(RenderTrainBatch(images, batch.targets, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
     }
     const bool update = ni - position.last_opt_step >= step.accumulate;
-    const LossOutput loss = TrainStep(step_parts, images, batch.targets, update);
+    const bool replay = captured_step && update && step.accumulate == 1 && captured_step->Fits(images);
+    if (captured_step && !replay && !told_eager_batch && main_rank) {
+      told_eager_batch = true;
+      Info("--cuda-graph: batch " + std::to_string(i) + " of epoch " + std::to_string(epoch) +
+           " trains eagerly (its shape is not the captured one's, or gradients accumulate); so may others");
+    }
+    const LossOutput loss = replay ? captured_step->Step(images, batch.targets)
+                                   : TrainStep(step_parts, images, batch.targets, update);
     if (update) position.last_opt_step = ni;
     epoch_loss = (epoch_loss * (i - loss_from) + loss.items) / (i - loss_from + 1);
     position.next_batch = i + 1;

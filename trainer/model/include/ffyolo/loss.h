@@ -28,6 +28,13 @@ struct LevelTargets {
   at::Tensor kept;                   // (n,) bool, sync-free only: the positives; undefined: every row is one
 };
 
+// `targets` (nt, 6) followed by capacity - nt rows that build_targets never assigns and so that change
+// no loss: a captured step's fixed shape. The rows: image 0, class 0, centre (0.5, 0.5), a thousand
+// inputs wide and high, so that no anchor is within anchor_t of them (a size of 0 would do too, but
+// its masked rows' CIoU has NaN gradients, which masking does not stop). Needs capacity >= nt.
+inline constexpr double kPaddingTargetSize = 1000;
+at::Tensor PaddedTargets(const at::Tensor& targets, int64_t capacity);
+
 // The loss value to backpropagate and its detached parts for logging.
 struct LossOutput {
   at::Tensor total;  // scalar: (lbox + lobj + lcls) * bs
@@ -57,6 +64,8 @@ class ComputeLoss {
 
   LossOutput operator()(const std::vector<at::Tensor>& predictions,
                         const at::Tensor& targets) const;
+
+  bool sync_free() const { return sync_free_; }
 
   // build_targets: anchors whose w and h ratios to the target are within
   // anchor_t, each in the target's own cell and in the nearer horizontal and

@@ -20,8 +20,12 @@ class GradScaler {
 
   bool enabled() const { return enabled_; }
   at::Tensor Scale(const at::Tensor& loss);
-  // Divides the gradients by the scale and records whether any is inf/NaN.
+  // Divides the gradients by the scale and records whether any is inf/NaN, once per step.
   void Unscale(torch::optim::Optimizer& optimizer);
+  // Unscale's device work alone, each time it is called: what a captured step records.
+  void UnscaleOnDevice(torch::optim::Optimizer& optimizer);
+  // A replayed capture of UnscaleOnDevice unscaled this step: Step must not unscale again.
+  void MarkUnscaled() { unscaled_ = enabled_; }
   // Steps unless the unscaled gradients held inf/NaN; returns whether it stepped.
   bool Step(torch::optim::Optimizer& optimizer);
   // Grows or backs off the scale.

@@ -24,6 +24,12 @@ namespace ffyolo {
 // The model of a run given neither --cfg nor --weights.
 inline constexpr char kDefaultModelCfg[] = "yolov5s.yaml";
 
+// --channels-last's settings, and whether `setting` trains in channels-last (NHWC) memory: "on", "off",
+// or "auto": on CUDA (the training step 1.85x as fast on an H200, docs/gpu.md), off on the CPU.
+// InvalidArgument naming the flag for another setting.
+inline const std::vector<std::string> kChannelsLastSettings = {"auto", "on", "off"};
+ffr::Status ChannelsLastFor(const std::string& setting, bool cuda, bool* channels_last);
+
 // A setting a user chooses is also a row of the options table (train_option_table.h): its flag,
 // its opt.yaml key and what --resume does with it.
 struct TrainOptions {
@@ -70,8 +76,11 @@ struct TrainOptions {
   // The loss without host syncs (ComputeLoss's sync_free, loss.h): the same loss, so a step can run
   // ahead of the GPU; off until docs/gpu.md measures it.
   bool sync_free_loss = false;
-  // Weights and batches in channels-last (NHWC) memory (model.h MemoryFormatOf); off until docs/gpu.md measures it.
-  bool channels_last = false;
+  // Weights and batches in channels-last (NHWC) memory: "auto" (on CUDA), "on", "off" (ChannelsLastFor).
+  std::string channels_last = "auto";
+  // The step captured as a CUDA graph and replayed (captured_step.h), with the sync-free loss; batches of
+  // another shape than the first train eagerly. One CUDA process; off until docs/gpu.md measures it.
+  bool cuda_graph = false;
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
   bool distributed = false;

@@ -110,9 +110,16 @@ void VisitTrainOptions(Visit&& visit) {
   visit(S{"--sync-free-loss", "Compute the loss without host syncs (the same loss; see docs/gpu.md)", nullptr, -1,
           OnResume::kLaunch},
         &O::sync_free_loss);
-  visit(S{"--channels-last", "Weights and batches in channels-last (NHWC) memory (see docs/gpu.md)", nullptr, -1,
-          OnResume::kLaunch},
+  visit(S{"--channels-last",
+          "Weights and batches in channels-last (NHWC) memory: auto (the default: on CUDA), on (the flag alone), off "
+          "(see docs/gpu.md)", nullptr,
+          -1, OnResume::kLaunch, FlagGroup::kRun, kChannelsLastSettings, FlagCheck::kNone, "on"},
         &O::channels_last);
+  visit(S{"--cuda-graph",
+          "Capture the training step as a CUDA graph and replay it (one GPU; uses the sync-free loss; see "
+          "docs/gpu.md)",
+          nullptr, -1, OnResume::kLaunch},
+        &O::cuda_graph);
   visit(S{"--sync-bn", "Synchronized BatchNorm over all ranks", "sync_bn", 28, kRestored, FlagGroup::kParallel},
         &O::sync_bn);
   visit(S{"--bind-numa", "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)", nullptr, -1,

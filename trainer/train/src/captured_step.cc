@@ -1,0 +1,159 @@
+#include "ffyolo/captured_step.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <vector>
+
+#ifdef FFYOLO_WITH_CUDA
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include "ffyolo/ema.h"
+#include "ffyolo/grad_scaler.h"
+#include "ffyolo/model.h"
+#include "ffyolo/torch_compat.h"
+
+namespace ffyolo {
+
+#ifdef FFYOLO_WITH_CUDA
+namespace {
+// What `waiter` runs next waits for what `done` has queued so far.
+void Wait(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& done) {
+  at::cuda::CUDAEvent event;
+  event.record(done);
+  event.block(waiter);
+}
+}  // namespace
+#endif
+
+struct CapturedStep::Impl {
+  TrainStepParts parts;
+  std::vector<at::Tensor> params;
+  int captures = 0;
+#ifdef FFYOLO_WITH_CUDA
+  std::unique_ptr<at::cuda::CUDAGraph> graph;
+  at::Tensor images, targets, padding;  // the graph's inputs: a batch is copied in
+  LossOutput loss;                      // its outputs
+  std::vector<at::Tensor> grads;        // the gradients it writes
+
+  // The capture's part of TrainStep, on the current stream.
+  LossOutput ForwardBackward() {
+    if (parts.amp) compat::SetCudaAutocast(true);
+    DetectOutput out = parts.model->forward(images);
+    if (parts.amp) compat::SetCudaAutocast(false);
+    LossOutput l = (*parts.loss)(out.raw, targets);
+    parts.scaler->Scale(l.total).backward();
+    parts.scaler->UnscaleOnDevice(*parts.optimizer);
+    ClipGradNorm(params, 10.0);
+    return l;
+  }
+
+  void Capture(const at::Tensor& batch_images, int64_t capacity) {
+    images = at::empty_like(batch_images);
+    padding = PaddedTargets(at::zeros({0, 6}, batch_images.options().dtype(at::kFloat)), capacity);
+    targets = padding.clone();
+    images.copy_(batch_images);
+    // Warm-up on the capture's stream, as PyTorch's graph recipe asks: cuDNN's algorithm search for
+    // this stream, cuBLAS's workspace and the autograd engine's device thread start outside the
+    // capture. Its BatchNorm statistics and gradients are put back: the run trains as it would have.
+    std::vector<at::Tensor> buffers;
+    for (const at::Tensor& b : parts.model->buffers()) buffers.push_back(b.clone());
+    const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+    const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
+    Wait(side, main);  // the batch copied in
+    {
+      c10::cuda::CUDAStreamGuard on_side(side);
+      for (int i = 0; i < 2; ++i) {
+        ForwardBackward();
+        parts.optimizer->zero_grad();
+      }
+      at::autocast::set_autocast_cache_enabled(false);  // a cached cast would outlive the capture's memory
+      graph = std::make_unique<at::cuda::CUDAGraph>();
+      graph->capture_begin();
+      loss = ForwardBackward();
+      graph->capture_end();
+      at::autocast::set_autocast_cache_enabled(true);
+      std::vector<at::Tensor> now = parts.model->buffers();
+      for (size_t i = 0; i < now.size(); ++i) now[i].copy_(buffers[i]);
+    }
+    Wait(main, side);
+    grads.clear();
+    for (const at::Tensor& p : params) grads.push_back(p.grad());
+    parts.optimizer->zero_grad();
+    ++captures;
+  }
+#endif
+};
+
+CapturedStep::CapturedStep(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CapturedStep::~CapturedStep() = default;
+int CapturedStep::captures() const { return impl_->captures; }
+
+ffr::Status CapturedStep::Create(const TrainStepParts& parts, std::unique_ptr<CapturedStep>* out) {
+#ifdef FFYOLO_WITH_CUDA
+  const std::vector<at::Tensor> params = parts.model->parameters();
+  if (params.empty() || !params.front().is_cuda())
+    return ffr::Status::InvalidArgument("--cuda-graph: the model is not on a CUDA device");
+  if (parts.gradient_sync || parts.world > 1)
+    return ffr::Status::InvalidArgument("--cuda-graph: one process only (several ranks all-reduce in the backward)");
+  if (!parts.loss->sync_free())
+    return ffr::Status::InvalidArgument("--cuda-graph needs --sync-free-loss: a capture cannot wait for the device");
+  if (parts.quad) return ffr::Status::InvalidArgument("--cuda-graph: not with --quad");
+  auto impl = std::make_unique<Impl>();
+  impl->parts = parts;
+  impl->parts.after_part = nullptr;
+  impl->params = params;
+  out->reset(new CapturedStep(std::move(impl)));
+  return ffr::Status::OK();
+#else
+  (void)parts;
+  (void)out;
+  return ffr::Status::InvalidArgument("--cuda-graph needs a CUDA build of LibTorch; this one has none");
+#endif
+}
+
+bool CapturedStep::Fits(const at::Tensor& images) const {
+#ifdef FFYOLO_WITH_CUDA
+  return !impl_->graph || (images.sizes() == impl_->images.sizes() && images.strides() == impl_->images.strides());
+#else
+  (void)images;
+  return false;
+#endif
+}
+
+LossOutput CapturedStep::Step(const at::Tensor& images, const at::Tensor& targets) {
+#ifdef FFYOLO_WITH_CUDA
+  Impl& s = *impl_;
+  TORCH_CHECK(Fits(images), "CapturedStep: a batch of ", images.sizes(), " does not fit the capture's ",
+              s.images.sizes());
+  const int64_t nt = targets.size(0);
+  if (!s.graph || nt > s.targets.size(0)) {
+    int64_t capacity = s.graph ? s.targets.size(0) : 64;
+    while (capacity < nt) capacity *= 2;
+    s.Capture(images, capacity);
+  }
+  s.images.copy_(images);
+  s.targets.copy_(s.padding);
+  s.targets.narrow(0, 0, nt).copy_(targets);
+  s.graph->replay();
+  for (size_t i = 0; i < s.params.size(); ++i) s.params[i].mutable_grad() = s.grads[i];
+  TrainStepParts& p = s.parts;
+  p.scaler->MarkUnscaled();
+  p.scaler->Step(*p.optimizer);
+  p.scaler->Update();
+  p.optimizer->zero_grad();
+  p.ema->Update(*p.model);
+  return LossOutput{s.loss.total.clone(), s.loss.items.clone()};
+#else
+  (void)images;
+  (void)targets;
+  TORCH_CHECK(false, "CapturedStep needs a CUDA build of LibTorch");
+#endif
+}
+
+}  // namespace ffyolo
