@@ -74,7 +74,8 @@ struct CapturedStep::Impl {
       }
       at::autocast::set_autocast_cache_enabled(false);  // a cached cast would outlive the capture's memory
       graph = std::make_unique<at::cuda::CUDAGraph>();
-      graph->capture_begin();
+      // Thread-local: the loader's threads go on allocating pinned memory, which a global capture refuses.
+      graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
       loss = ForwardBackward();
       graph->capture_end();
       at::autocast::set_autocast_cache_enabled(true);
