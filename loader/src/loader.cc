@@ -49,6 +49,7 @@ class Loader::Impl {
   Status SetSampleWeights(std::vector<double> weights);
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
+  Status ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes);
 
   const std::string& split() const { return opt_.split; }
   int64_t dataset_size() const { return reader_->size(); }
@@ -381,6 +382,30 @@ void Loader::Impl::Release(const Batch* batch) {
   work_cv_.notify_all();
 }
 
+Status Loader::Impl::ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes) {
+  *images = nullptr;
+  *bytes = 0;
+  if (!batch) return Status::OK();
+  const int64_t index = batch->index;  // the slot's Batch, which Assign turns into the next one
+  const size_t used = batch->image_bytes();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot& slot = slots_[batch->index % slots_.size()];
+    if (slot.assigned != batch->index || !slot.handed_out) return Status::OK();
+    auto* fresh = static_cast<uint8_t*>(opt_.allocator->Allocate(slot.capacity));
+    if (!fresh)
+      return Status::IOError("cannot allocate a new buffer of " + ByteSize(used) + " for the loader's batch " +
+                             std::to_string(index) + " to hand its images over");
+    *images = slot.memory;
+    *bytes = slot.capacity;
+    slot.memory = fresh;
+    const int64_t next = batch->index + static_cast<int64_t>(slots_.size());
+    Assign(&slot, next < batches_per_epoch_ ? next : -1);
+  }
+  work_cv_.notify_all();
+  return Status::OK();
+}
+
 Status Loader::Open(const Dataset& dataset, const LoaderOptions& options, std::unique_ptr<Loader>* out) {
   LoaderOptions resolved = options;
   FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &resolved.split));
@@ -400,6 +425,9 @@ Status Loader::Start(int64_t epoch, int64_t first_batch) { return impl_->Start(e
 Status Loader::SetSampleWeights(std::vector<double> weights) { return impl_->SetSampleWeights(std::move(weights)); }
 Status Loader::Next(const Batch** batch) { return impl_->Next(batch); }
 void Loader::Release(const Batch* batch) { impl_->Release(batch); }
+Status Loader::ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes) {
+  return impl_->ReleaseKeepingImages(batch, images, bytes);
+}
 int64_t Loader::bad_samples() const { return impl_->bad_samples(); }
 
 }  // namespace ffyolo

@@ -391,6 +391,79 @@ TEST(LoaderTest, ABatchTooLargeForMemoryNamesImgAndBatch) {
       << s.message();
 }
 
+// A batch released with its images kept: the images stay as they were while the loader runs on into the
+// buffer's old slot (a prefetch of 1: every later batch reuses it), the caller frees them, and the batches
+// are those of an ordinary run.
+TEST(LoaderTest, ReleaseKeepingImagesHandsTheBufferOver) {
+  LoaderOptions o = TrainOptions(2);
+  o.prefetch = 1;
+  const std::vector<Snapshot> expected = Drain(OpenLoader(o).get(), 0);
+  std::unique_ptr<Loader> loader = OpenLoader(o);
+  ASSERT_TRUE(loader->Start(0).ok());
+  struct Kept {
+    uint8_t* images;
+    size_t bytes;
+    size_t used;
+  };
+  std::vector<Kept> kept;
+  const Batch* b = nullptr;
+  for (size_t i = 0;; ++i) {
+    ASSERT_TRUE(loader->Next(&b).ok());
+    if (!b) break;
+    ASSERT_LT(i, expected.size());
+    Kept k{nullptr, 0, b->image_bytes()};
+    ASSERT_TRUE(loader->ReleaseKeepingImages(b, &k.images, &k.bytes).ok());
+    ASSERT_NE(k.images, nullptr);
+    EXPECT_GE(k.bytes, k.used);
+    kept.push_back(k);
+  }
+  ASSERT_EQ(kept.size(), expected.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_TRUE(std::string(reinterpret_cast<const char*>(kept[i].images), kept[i].used) == expected[i].images)
+        << "batch " << i << " changed after it was handed over";
+    BatchAllocator::Default()->Free(kept[i].images, kept[i].bytes);
+  }
+  uint8_t* images = reinterpret_cast<uint8_t*>(1);
+  size_t bytes = 1;
+  EXPECT_TRUE(loader->ReleaseKeepingImages(nullptr, &images, &bytes).ok());  // nothing to hand over
+  EXPECT_EQ(images, nullptr);
+}
+
+// An allocator that fails after a number of buffers: a hand-over without a new buffer says so and leaves
+// the batch as it was, the caller's to Release, after which the loader goes on.
+TEST(LoaderTest, ReleaseKeepingImagesWithoutMemoryFailsAndReleases) {
+  class Limited : public BatchAllocator {
+   public:
+    explicit Limited(int left) : left_(left) {}
+    void* Allocate(size_t bytes) override { return left_-- > 0 ? BatchAllocator::Default()->Allocate(bytes) : nullptr; }
+    void Free(void* p, size_t bytes) override { BatchAllocator::Default()->Free(p, bytes); }
+
+   private:
+    int left_;
+  } limited(2);  // the two slots of the ring, nothing more
+  LoaderOptions o = TrainOptions(2);
+  o.prefetch = 2;
+  o.allocator = &limited;
+  std::unique_ptr<Loader> loader = OpenLoader(o);
+  ASSERT_TRUE(loader->Start(0).ok());
+  const Batch* b = nullptr;
+  ASSERT_TRUE(loader->Next(&b).ok());
+  uint8_t* images = nullptr;
+  size_t bytes = 0;
+  const Status s = loader->ReleaseKeepingImages(b, &images, &bytes);
+  EXPECT_TRUE(s.IsIOError()) << s.ToString();
+  EXPECT_NE(s.message().find("batch 0"), std::string::npos) << s.message();
+  EXPECT_EQ(images, nullptr);
+  loader->Release(b);
+  int batches = 1;
+  for (;; ++batches) {
+    ASSERT_TRUE(loader->Next(&b).ok());
+    if (!b) break;
+    loader->Release(b);
+  }
+  EXPECT_EQ(batches, loader->batches_per_epoch());
+}
+
 TEST(LoaderTest, SingleClsMakesEveryTargetClassZero) {
   LoaderOptions o = TrainOptions(2);
   auto multi = OpenLoader(o);

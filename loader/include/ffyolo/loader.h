@@ -87,6 +87,13 @@ class Loader {
   // stays valid until Release or the next Start.
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
+  // Release, but the batch's images stay where they are and become the
+  // caller's: its slot takes a new buffer from the allocator, and the caller
+  // frees the old one, batch->images, with allocator->Free(images, bytes) when
+  // done. For a caller that cannot tell when it will be done (Python's arrays).
+  // IOError, and nothing done (the batch still the caller's to Release), when
+  // no new buffer can be had.
+  Status ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes);
   // Corrupt samples seen since Open.
   int64_t bad_samples() const;
 
