@@ -1,16 +1,19 @@
-// yolo-ffr info|verify|ls|cat|extract|show|cache DATA.ffr: looks into a packed
-// dataset, or builds its pixel cache.
+// yolo-ffr info|verify|ls|cat|extract|show|batches|cache DATA.ffr: looks into a packed
+// dataset, digests its loader's batches, or builds its pixel cache.
 // Exit status: 0 fine, 1 an error or problems found, 2 a usage error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "ffyolo/batch_digest.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/cli.h"
+#include "ffyolo/cpus.h"
 #include "ffyolo/flag_checks.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/output/path_overlap.h"
@@ -82,6 +85,26 @@ int Verify(const std::string& path, ffyolo::VerifyOptions options) {
               static_cast<long long>(report.shards),
               report.ok() ? "OK" : (std::to_string(report.problems.size()) + " problems").c_str());
   return report.ok() ? 0 : 1;
+}
+
+// `yolo-ffr batches`: with a cache, the loader reads the split's pixel cache, built first when missing.
+int Batches(const std::string& path, ffyolo::LoaderOptions options, const std::string& cache, int64_t epoch,
+            int64_t limit) {
+  std::unique_ptr<ffyolo::Dataset> dataset;
+  Status s = ffyolo::Dataset::Open(path, &dataset);
+  if (s.ok()) s = dataset->ResolveSplit(options.training, &options.split);
+  if (s.ok() && !cache.empty()) {
+    options.pixel_cache = true;
+    s = ffyolo::PixelCacheBackend(cache, &options.reader.backend);
+    ffyolo::PixelCacheSummary summary;
+    if (s.ok()) s = ffyolo::BuildPixelCache(*dataset, ffyolo::PixelCacheFor(options), &summary);
+  }
+  options.on_bad_sample = [](const std::string& m) { std::fprintf(stderr, "yolo-ffr: %s\n", m.c_str()); };
+  if (s.ok())
+    s = ffyolo::DigestBatches(*dataset, options, epoch, limit, [](const ffyolo::BatchDigest& d) {
+      std::printf("%s\n", ffyolo::FormatBatchDigest(d).c_str());
+    });
+  return s.ok() ? 0 : Fail(s);
 }
 
 int Cache(const std::string& path, ffyolo::PixelCacheOptions options) {
@@ -208,6 +231,30 @@ int Main(int argc, char** argv) {
   show->add_option("--img", show_options.img_size, "Image size");
   show->add_option("--images", show_options.images, "Number of images")->check(CLI::Range(1, 64));
 
+  ffyolo::LoaderOptions batches_options;
+  batches_options.workers = std::max(1, ffyolo::UsableCpus());
+  int64_t batches_epoch = 0, batches_limit = -1;
+  bool batches_val = false;
+  std::string batches_cache;
+  CLI::App* batches = app.add_subcommand(
+      "batches", "One line per batch of the loader: its size and the CRC-32s of its pixels and targets (what any "
+                 "loader with these options gives, bit for bit: the Python package's too)");
+  batches->add_option("dataset", path, "Packed dataset directory")->required();
+  batches->add_option("--split", batches_options.split, "Split (default: train*, or with --val val*)");
+  batches->add_flag("--val", batches_val, "Validation batches (letterbox, rect) instead of training ones (mosaic)");
+  batches->add_flag("--rect", batches_options.rect, "Rectangular training batches, no mosaic");
+  batches->add_option("--img,--imgsz,--img-size", batches_options.img_size, "Image size")->check(ffyolo::kPositive);
+  batches->add_option("--batch", batches_options.batch_size, "Batch size")->check(ffyolo::kPositive);
+  batches->add_option("--seed", batches_options.seed, "Augmentation seed");
+  batches->add_option("--epoch", batches_epoch, "Epoch")->check(ffyolo::kNonNegative);
+  batches->add_option("--rank", batches_options.rank, "This rank's share of each epoch")->check(ffyolo::kNonNegative);
+  batches->add_option("--world-size", batches_options.world_size, "Ranks")->check(ffyolo::kPositive);
+  batches->add_option("--workers", batches_options.workers, "Loader threads (the batches do not depend on them)")
+      ->check(ffyolo::kPositive);
+  batches->add_option("--cache", batches_cache, "Read the pixel cache (built first if missing) instead of decoding")
+      ->check(CLI::IsMember({"ram", "disk"}));
+  batches->add_option("--limit", batches_limit, "At most this many batches");
+
   ffyolo::PixelCacheOptions cache_options;
   bool cache_for_val = false;
   CLI::App* cache =
@@ -230,6 +277,10 @@ int Main(int argc, char** argv) {
   }
 
   if (info->parsed()) return Info(path, splits, json);
+  if (batches->parsed()) {
+    batches_options.training = !batches_val;
+    return Batches(path, batches_options, batches_cache, batches_epoch, batches_limit);
+  }
   if (cache->parsed()) {
     cache_options.training = !cache_for_val;
     return Cache(path, cache_options);

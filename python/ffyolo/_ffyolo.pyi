@@ -1,4 +1,6 @@
-"""ffyolo's C++ reader and datasets; use them through the package ffyolo."""
+"""
+ffyolo's C++ reader, datasets and loader; use them through the package ffyolo.
+"""
 
 from collections.abc import Sequence
 import os
@@ -149,5 +151,103 @@ class Dataset:
     def __getitem__(self, name: str) -> Split: ...
 
     def __contains__(self, name: str) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+class Loader:
+    """
+    Batches of a packed dataset's split for YOLOv5, made by ffyolo's C++ loader.
+
+    Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
+           rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
+           single_cls=False)
+
+    Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
+    imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
+    targets float32 (n, 6): image index in the batch, class, x, y, w, h normalized; paths, one per
+    image; shapes, None for a mosaic, else ((h0, w0), ((h / h0, w / w0), (padw, padh))).
+
+    augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
+    gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
+    without mosaic (one rank). split defaults to train* (augment) or val*. hyp is a hyp YAML path
+    or a dict of its keys (default: hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel
+    cache, built first when missing, instead of decoding JPEGs. rank and world_size give this
+    process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
+    from (seed, epoch, rank, position): the batches do not depend on `workers`.
+
+    A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
+    Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
+    starts epoch e, and state_dict()/load_state_dict() resume exactly mid-epoch. Waiting for a
+    batch releases the GIL. After os.fork() a Loader raises RuntimeError in the child.
+    """
+
+    def __init__(self, data: str | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False) -> None: ...
+
+    def __len__(self) -> int:
+        """The batches of an epoch (this rank's)."""
+
+    def __iter__(self) -> object: ...
+
+    def __next__(self) -> tuple: ...
+
+    def set_epoch(self, epoch: int) -> None:
+        """
+        The next iteration runs `epoch` from its first batch (torch's DistributedSampler.set_epoch).
+        """
+
+    def state_dict(self) -> dict:
+        """
+        Where the loader stands: the epoch and the next batch, with the options a resume must share.
+        """
+
+    def load_state_dict(self, state: dict) -> None:
+        """
+        The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted run would have given. ValueError for the state of a loader with other options.
+        """
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next batch belongs to."""
+
+    @property
+    def batch_index(self) -> int:
+        """The number of the next batch in its epoch."""
+
+    @property
+    def split(self) -> str:
+        """The split read, e.g. 'train2017'."""
+
+    @property
+    def batch_size(self) -> int:
+        """Images per batch (the last one may have fewer)."""
+
+    @property
+    def samples(self) -> int:
+        """The samples of an epoch (this rank's)."""
+
+    @property
+    def bad_samples(self) -> int:
+        """
+        Corrupt samples met so far (training replaces each by another; validation raises).
+        """
+
+    @property
+    def bad_sample_reports(self) -> list[str]:
+        """
+        What was wrong with each corrupt sample: the split, the sample, its file and why.
+        """
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() was called."""
+
+    def close(self) -> None:
+        """
+        Stops the worker threads; batches Python still holds keep their memory.
+        """
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *args) -> None: ...
 
     def __repr__(self) -> str: ...

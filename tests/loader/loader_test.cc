@@ -8,10 +8,12 @@
 #include <opencv2/core.hpp>
 
 #include "ffr/format.h"
+#include "ffyolo/batch_digest.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/letterbox.h"
+#include "ffyolo/batch_digest.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"
@@ -462,6 +464,44 @@ TEST(LoaderTest, ReleaseKeepingImagesWithoutMemoryFailsAndReleases) {
     loader->Release(b);
   }
   EXPECT_EQ(batches, loader->batches_per_epoch());
+}
+
+// yolo-ffr batches' digests: CRC-32s of exactly the batch's bytes, the same with 1 and 3 workers, and
+// different for another seed.
+TEST(BatchDigestTest, DigestsAreTheBatchesCrcsWhateverTheThreads) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  const std::vector<Snapshot> batches = Drain(OpenLoader(TrainOptions(2)).get(), 1);
+  std::vector<BatchDigest> digests[3];
+  for (int run = 0; run < 3; ++run) {
+    LoaderOptions o = TrainOptions(run == 1 ? 3 : 1);
+    if (run == 2) o.seed = 6;
+    ASSERT_TRUE(DigestBatches(*d, o, 1, -1, [&](const BatchDigest& b) { digests[run].push_back(b); }).ok());
+  }
+  ASSERT_EQ(digests[0].size(), batches.size());
+  ASSERT_EQ(digests[1].size(), batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(digests[0][i].images_crc, ffr::Crc32(batches[i].images.data(), batches[i].images.size()));
+    EXPECT_EQ(digests[0][i].targets_crc,
+              ffr::Crc32(batches[i].targets.data(), batches[i].targets.size() * sizeof(float)));
+    EXPECT_EQ(digests[0][i].targets, batches[i].targets.size() / 6);
+    EXPECT_EQ(digests[1][i].images_crc, digests[0][i].images_crc);
+    EXPECT_EQ(digests[1][i].targets_crc, digests[0][i].targets_crc);
+  }
+  EXPECT_NE(digests[2][0].images_crc, digests[0][0].images_crc);
+  std::vector<BatchDigest> two;
+  ASSERT_TRUE(DigestBatches(*d, TrainOptions(1), 1, 2, [&](const BatchDigest& b) { two.push_back(b); }).ok());
+  EXPECT_EQ(two.size(), 2u);
+  BatchDigest digest;
+  digest.index = 3;
+  digest.size = 16;
+  digest.width = 640;
+  digest.height = 480;
+  digest.targets = 97;
+  digest.images_crc = 0x1a2b3c4d;
+  digest.targets_crc = 0xff;
+  EXPECT_EQ(FormatBatchDigest(digest),
+            "batch 3: 16 images 640x480, 97 targets, images crc32 1a2b3c4d, targets crc32 000000ff");
 }
 
 TEST(LoaderTest, SingleClsMakesEveryTargetClassZero) {

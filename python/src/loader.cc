@@ -1,0 +1,404 @@
+// ffyolo.Loader: the C++ loader's batches as numpy arrays in YOLOv5 v7.0's collate format.
+//
+// A batch's images are handed to Python without a copy: the array views the loader's ring buffer,
+// and dropping the array gives the buffer back (Loader::Release). When the loader needs a buffer
+// that Python still holds (the caller kept batches longer than the ring is deep), the buffer is
+// handed over instead (Loader::ReleaseKeepingImages): the array keeps its memory, the ring takes a
+// new one. So a batch Python holds is never overwritten, and the loader never waits for Python.
+#include "loader.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "errors.h"
+#include "ffyolo/batch.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/hyp.h"
+#include "ffyolo/label_index.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/pixel_cache.h"
+
+namespace nb = nanobind;
+
+namespace ffyolo::python {
+namespace {
+
+class PyLoader;
+
+// The images of one batch while a numpy array views them.
+struct HeldImages {
+  PyLoader* loader;          // null once handed over, or the loader closed
+  const Batch* batch;        // the loader's, while `loader` is set
+  int64_t index;             // the batch's number in its epoch
+  uint8_t* owned = nullptr;  // after a hand-over: the memory, freed through `allocator`
+  size_t bytes = 0;
+  BatchAllocator* allocator = BatchAllocator::Default();
+};
+
+// hyp.yaml's text from a dict of hyperparameters (Hyp::Parse reads it, naming unknown keys).
+std::string HypYaml(const nb::dict& hyp) {
+  std::string yaml;
+  for (auto [key, value] : hyp) {
+    yaml += nb::cast<std::string>(nb::str(key)) + ": " + nb::cast<std::string>(nb::repr(value)) + "\n";
+  }
+  return yaml;
+}
+
+Hyp LoadHyp(const nb::object& hyp) {
+  Hyp out;
+  if (hyp.is_none()) return out;
+  ffr::Status s;
+  if (nb::isinstance<nb::dict>(hyp)) {
+    s = Hyp::Parse(HypYaml(nb::cast<nb::dict>(hyp)), "hyp", &out);
+  } else {
+    s = Hyp::Load(nb::cast<std::string>(nb::str(hyp)), &out);
+  }
+  ThrowIfError(s);
+  return out;
+}
+
+class PyLoader {
+ public:
+  PyLoader(const std::string& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
+           int world_size, bool augment, bool rect, const nb::object& hyp, const std::optional<std::string>& cache,
+           uint64_t seed, bool shuffle, bool drop_last, int prefetch, bool single_cls)
+      : pid_(getpid()) {
+    if (img <= 0 || batch <= 0 || workers <= 0 || prefetch <= 0)
+      throw nb::value_error("img, batch, workers and prefetch must be positive");
+    if (world_size <= 0 || rank < 0 || rank >= world_size)
+      throw nb::value_error(("rank=" + std::to_string(rank) + " must be in [0, world_size=" +
+                             std::to_string(world_size) + ")")
+                                .c_str());
+    if (cache && *cache != "ram" && *cache != "disk")
+      throw nb::value_error(("cache='" + *cache + "': use None, 'ram' or 'disk'").c_str());
+    options_.split = split.value_or("");
+    options_.training = augment;
+    options_.rect = rect;
+    options_.img_size = img;
+    options_.batch_size = batch;
+    options_.workers = workers;
+    options_.rank = rank;
+    options_.world_size = world_size;
+    options_.seed = seed;
+    options_.shuffle = shuffle;
+    options_.drop_last = drop_last;
+    options_.prefetch = prefetch;
+    options_.single_cls = single_cls;
+    options_.hyp = LoadHyp(hyp);
+    options_.on_bad_sample = [this](const std::string& report) {
+      std::lock_guard<std::mutex> lock(reports_mu_);
+      bad_reports_.push_back(report);
+    };
+    ffr::Status s;
+    bool known_split = true;
+    {
+      nb::gil_scoped_release release;
+      s = Dataset::Open(data, &dataset_);
+      if (s.ok() && options_.split.empty()) {
+        s = dataset_->ResolveSplit(options_.training, &options_.split);
+      } else if (s.ok()) {
+        s = dataset_->CheckSplit(options_.split);
+        known_split = s.ok();
+      }
+    }
+    if (!known_split) throw nb::key_error(s.message().c_str());
+    ThrowIfError(s);
+    {
+      nb::gil_scoped_release release;
+      if (cache) {
+        s = PixelCacheBackend(*cache, &options_.reader.backend);
+        options_.pixel_cache = true;
+        PixelCacheSummary summary;
+        if (s.ok()) s = BuildPixelCache(*dataset_, PixelCacheFor(options_), &summary);
+      }
+      if (s.ok()) s = dataset_->LoadLabelIndex(options_.split, &index_);
+      if (s.ok()) s = Loader::Open(*dataset_, options_, &loader_);
+    }
+    ThrowIfError(s);
+  }
+
+  // Garbage collected while Python holds batches it could not hand over (no memory for the ring's new
+  // buffers): the loader is left running rather than freeing memory that arrays still view.
+  ~PyLoader() {
+    try {
+      Close();
+    } catch (...) {
+      for (auto& [index, held] : held_) held->loader = nullptr;
+      loader_.release();
+      dataset_.release();
+    }
+  }
+
+  // Hands every batch Python holds over, then stops the workers. Needs the GIL.
+  void Close() {
+    if (!loader_) return;
+    HandOver(INT64_MAX);
+    nb::gil_scoped_release release;
+    loader_.reset();
+    dataset_.reset();
+  }
+  bool closed() const { return loader_ == nullptr; }
+
+  int64_t size() const { return Get().batches_per_epoch(); }
+  int64_t epoch() const { return epoch_; }
+  int64_t batch_index() const { return next_batch_; }
+  const std::string& split() const { return options_.split; }
+  int batch_size() const { return options_.batch_size; }
+  int64_t samples() const { return Get().samples_per_epoch(); }
+  int64_t bad_samples() const { return Get().bad_samples(); }
+  std::vector<std::string> bad_sample_reports() const {
+    std::lock_guard<std::mutex> lock(reports_mu_);
+    return bad_reports_;
+  }
+
+  // The next call of __next__ starts `epoch` from its first batch.
+  void SetEpoch(int64_t epoch) {
+    if (epoch < 0) throw nb::value_error("epoch must be >= 0");
+    Restart(epoch, 0);
+  }
+
+  nb::dict StateDict() const {
+    nb::dict d;
+    d["epoch"] = epoch_;
+    d["batch"] = next_batch_;
+    d["split"] = options_.split;
+    d["seed"] = options_.seed;
+    d["batch_size"] = options_.batch_size;
+    d["rank"] = options_.rank;
+    d["world_size"] = options_.world_size;
+    d["augment"] = options_.training;
+    return d;
+  }
+
+  void LoadStateDict(const nb::dict& d) {
+    const auto same = [&](const char* key, const nb::object& mine) {
+      if (!d.contains(key)) throw nb::value_error((std::string("state_dict has no '") + key + "'").c_str());
+      if (!mine.equal(d[key]))
+        throw nb::value_error((std::string("state_dict is of another loader: its ") + key + " is " +
+                               nb::cast<std::string>(nb::repr(d[key])) + ", this loader's " +
+                               nb::cast<std::string>(nb::repr(mine)))
+                                  .c_str());
+    };
+    same("split", nb::cast(options_.split));
+    same("seed", nb::cast(options_.seed));
+    same("batch_size", nb::cast(options_.batch_size));
+    same("rank", nb::cast(options_.rank));
+    same("world_size", nb::cast(options_.world_size));
+    same("augment", nb::cast(options_.training));
+    if (!d.contains("epoch") || !d.contains("batch")) throw nb::value_error("state_dict has no 'epoch' or 'batch'");
+    const int64_t epoch = nb::cast<int64_t>(d["epoch"]), batch = nb::cast<int64_t>(d["batch"]);
+    if (epoch < 0 || batch < 0 || batch > size())
+      throw nb::value_error(("state_dict's epoch " + std::to_string(epoch) + " batch " + std::to_string(batch) +
+                             " is out of range (" + std::to_string(size()) + " batches an epoch)")
+                                .c_str());
+    Restart(epoch, batch);
+  }
+
+  // The next batch as (imgs, targets, paths, shapes); StopIteration after the epoch's last, and the
+  // epoch after it comes next.
+  nb::tuple Next() {
+    Loader& loader = Get();
+    if (iterating_) throw std::runtime_error("another thread is iterating this ffyolo.Loader");
+    if (next_batch_ >= loader.batches_per_epoch()) EndEpoch();
+    ffr::Status s;
+    if (!started_) {
+      HandOver(INT64_MAX);  // Start makes every batch handed out invalid
+      nb::gil_scoped_release release;
+      s = loader.Start(epoch_, next_batch_);
+    }
+    ThrowIfError(s);
+    started_ = true;
+    // The ring slot the next batch fills is free once the batch that many before it is: hand that over.
+    HandOver(next_batch_ - options_.prefetch);
+    const Batch* b = nullptr;
+    iterating_ = true;
+    {
+      nb::gil_scoped_release release;
+      s = loader.Next(&b);
+    }
+    iterating_ = false;
+    ThrowIfError(s);
+    if (!b) EndEpoch();
+    ++next_batch_;
+    return Wrap(b);
+  }
+
+  // Called by an array's capsule when Python lets go of a batch's images. Needs the GIL.
+  void Dropped(HeldImages* held) {
+    held_.erase(held->index);
+    if (loader_) loader_->Release(held->batch);
+  }
+
+ private:
+  Loader& Get() const {
+    if (getpid() != pid_)
+      throw std::runtime_error("this ffyolo.Loader was made in process " + std::to_string(pid_) +
+                               " and cannot be used in process " + std::to_string(getpid()) +
+                               " after fork(): make a new Loader in the child");
+    if (!loader_) throw nb::value_error("this ffyolo.Loader is closed");
+    return *loader_;
+  }
+
+  [[noreturn]] void EndEpoch() {
+    Restart(epoch_ + 1, 0);
+    throw nb::stop_iteration();
+  }
+
+  void Restart(int64_t epoch, int64_t batch) {
+    epoch_ = epoch;
+    next_batch_ = batch;
+    started_ = false;
+  }
+
+  // Hands over the images of every held batch numbered `last` or less: their arrays keep their
+  // memory, and the loader's ring slots get new buffers.
+  void HandOver(int64_t last) {
+    for (auto it = held_.begin(); it != held_.end() && it->first <= last;) {
+      HeldImages* held = it->second;
+      const ffr::Status s = loader_->ReleaseKeepingImages(held->batch, &held->owned, &held->bytes);
+      if (!s.ok()) {
+        PyErr_SetString(PyExc_MemoryError, (s.message() + ": Python still holds batch " +
+                                            std::to_string(held->index) + " and the loader needs its buffer; "
+                                            "let go of old batches, or copy the ones to keep")
+                                               .c_str());
+        throw nb::python_error();
+      }
+      held->allocator = BatchAllocator::Default();
+      held->loader = nullptr;
+      it = held_.erase(it);
+    }
+  }
+
+  nb::tuple Wrap(const Batch* b) {
+    auto* held = new HeldImages{this, b, b->index};
+    nb::capsule owner(held, [](void* p) noexcept {
+      auto* h = static_cast<HeldImages*>(p);
+      if (h->owned) {
+        h->allocator->Free(h->owned, h->bytes);
+      } else if (h->loader) {
+        h->loader->Dropped(h);
+      }
+      delete h;
+    });
+    held_[b->index] = held;
+    const size_t shape[4] = {static_cast<size_t>(b->size), 3, static_cast<size_t>(b->height),
+                             static_cast<size_t>(b->width)};
+    nb::object images = nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<4>>(b->images, 4, shape, owner));
+    const size_t n = b->num_targets();
+    auto* rows = new float[std::max<size_t>(n * 6, 1)];
+    std::copy(b->targets.begin(), b->targets.end(), rows);
+    nb::capsule rows_owner(rows, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+    const size_t target_shape[2] = {n, 6};
+    nb::object targets = nb::cast(nb::ndarray<nb::numpy, float, nb::ndim<2>>(rows, 2, target_shape, rows_owner));
+    nb::list paths, shapes;
+    for (int k = 0; k < b->size; ++k) {
+      const ImageMeta& m = b->meta[k];
+      const std::string_view file = index_.file_name(static_cast<size_t>(m.dataset_index));
+      paths.append(dataset_->path() + "/" + options_.split + "/" + std::string(file));
+      if (m.mosaic) {
+        shapes.append(nb::none());
+      } else {  // YOLOv5's (h0, w0), ((h / h0, w / w0), (padw, padh))
+        shapes.append(nb::make_tuple(nb::make_tuple(m.orig_height, m.orig_width),
+                                     nb::make_tuple(nb::make_tuple(m.ratio_h, m.ratio_w),
+                                                    nb::make_tuple(m.pad_w, m.pad_h))));
+      }
+    }
+    return nb::make_tuple(images, targets, nb::tuple(paths), nb::tuple(shapes));
+  }
+
+  pid_t pid_;
+  LoaderOptions options_;
+  std::unique_ptr<Dataset> dataset_;
+  LabelIndex index_;
+  std::unique_ptr<Loader> loader_;
+  int64_t epoch_ = 0, next_batch_ = 0;
+  bool started_ = false, iterating_ = false;
+  std::map<int64_t, HeldImages*> held_;  // the batches whose images Python holds, by number
+  mutable std::mutex reports_mu_;
+  std::vector<std::string> bad_reports_;
+};
+
+}  // namespace
+
+void BindLoader(nb::module_& m) {
+  nb::class_<PyLoader>(m, "Loader", R"(Batches of a packed dataset's split for YOLOv5, made by ffyolo's C++ loader.
+
+Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
+       rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
+       single_cls=False)
+
+Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
+imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
+targets float32 (n, 6): image index in the batch, class, x, y, w, h normalized; paths, one per
+image; shapes, None for a mosaic, else ((h0, w0), ((h / h0, w / w0), (padw, padh))).
+
+augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
+gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
+without mosaic (one rank). split defaults to train* (augment) or val*. hyp is a hyp YAML path
+or a dict of its keys (default: hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel
+cache, built first when missing, instead of decoding JPEGs. rank and world_size give this
+process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
+from (seed, epoch, rank, position): the batches do not depend on `workers`.
+
+A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
+Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
+starts epoch e, and state_dict()/load_state_dict() resume exactly mid-epoch. Waiting for a
+batch releases the GIL. After os.fork() a Loader raises RuntimeError in the child.)")
+      .def(
+          "__init__",
+          [](PyLoader* self, const std::filesystem::path& data, const std::optional<std::string>& split, int img,
+             int batch, int workers, int rank, int world_size, bool augment, bool rect, const nb::object& hyp,
+             const std::optional<std::string>& cache, uint64_t seed, bool shuffle, bool drop_last, int prefetch,
+             bool single_cls) {
+            new (self) PyLoader(data.string(), split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
+                                seed, shuffle, drop_last, prefetch, single_cls);
+          },
+          nb::arg("data"), nb::arg("split") = nb::none(), nb::kw_only(), nb::arg("img") = 640, nb::arg("batch") = 16,
+          nb::arg("workers") = 8, nb::arg("rank") = 0, nb::arg("world_size") = 1, nb::arg("augment") = true,
+          nb::arg("rect") = false, nb::arg("hyp") = nb::none(), nb::arg("cache") = nb::none(), nb::arg("seed") = 0,
+          nb::arg("shuffle") = true, nb::arg("drop_last") = false, nb::arg("prefetch") = 4,
+          nb::arg("single_cls") = false)
+      .def("__len__", &PyLoader::size, "The batches of an epoch (this rank's).")
+      .def("__iter__", [](nb::handle self) { return self; })
+      .def("__next__", &PyLoader::Next)
+      .def("set_epoch", &PyLoader::SetEpoch, nb::arg("epoch"),
+           "The next iteration runs `epoch` from its first batch (torch's DistributedSampler.set_epoch).")
+      .def("state_dict", &PyLoader::StateDict,
+           "Where the loader stands: the epoch and the next batch, with the options a resume must share.")
+      .def("load_state_dict", &PyLoader::LoadStateDict, nb::arg("state"),
+           "The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted "
+           "run would have given. ValueError for the state of a loader with other options.")
+      .def_prop_ro("epoch", &PyLoader::epoch, "The epoch the next batch belongs to.")
+      .def_prop_ro("batch_index", &PyLoader::batch_index, "The number of the next batch in its epoch.")
+      .def_prop_ro("split", &PyLoader::split, "The split read, e.g. 'train2017'.")
+      .def_prop_ro("batch_size", &PyLoader::batch_size, "Images per batch (the last one may have fewer).")
+      .def_prop_ro("samples", &PyLoader::samples, "The samples of an epoch (this rank's).")
+      .def_prop_ro("bad_samples", &PyLoader::bad_samples,
+                   "Corrupt samples met so far (training replaces each by another; validation raises).")
+      .def_prop_ro("bad_sample_reports", &PyLoader::bad_sample_reports,
+                   "What was wrong with each corrupt sample: the split, the sample, its file and why.")
+      .def_prop_ro("closed", &PyLoader::closed, "Whether close() was called.")
+      .def("close", &PyLoader::Close,
+           "Stops the worker threads; batches Python still holds keep their memory.")
+      .def("__enter__", [](nb::handle self) { return self; })
+      .def("__exit__", [](PyLoader& l, nb::args) { l.Close(); })
+      .def("__repr__", [](const PyLoader& l) {
+        if (l.closed()) return std::string("<ffyolo.Loader (closed)>");
+        return "<ffyolo.Loader " + l.split() + ": " + std::to_string(l.size()) + " batches of " +
+               std::to_string(l.batch_size()) + ", epoch " + std::to_string(l.epoch()) + ">";
+      });
+}
+
+}  // namespace ffyolo::python
