@@ -4,6 +4,8 @@
 - :class:`Dataset` opens a packed dataset (``NAME.ffr``, made by ``yolo-pack``); each of its
   :class:`Split` objects holds the split's labels, image ids, sizes and file names, and opens a
   :class:`Reader` over the split's shards.
+- :class:`Loader` gives a split's batches for YOLOv5 (mosaic and augmentation, or validation's
+  letterbox) as numpy arrays, made by ffyolo's C++ loader threads.
 - :class:`CorruptionError` (a ``ValueError``) is raised for data that fails a check.
 
 Importing ffyolo does not import torch.
@@ -11,11 +13,11 @@ Importing ffyolo does not import torch.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from ._ffyolo import CorruptionError, Dataset, Reader, Split
+from ._ffyolo import CorruptionError, Dataset, Loader, Reader, Split
 
 try:
     __version__ = version("ffyolo")
 except PackageNotFoundError:  # imported from a source tree, not installed
     __version__ = "unknown"
 
-__all__ = ["CorruptionError", "Dataset", "Reader", "Split", "__version__"]
+__all__ = ["CorruptionError", "Dataset", "Loader", "Reader", "Split", "__version__"]

@@ -1,0 +1,191 @@
+"""ffyolo.Loader on coco128 packed by yolo-pack: its batches against the C++ loader's (the digests
+`yolo-ffr batches` prints), exact resume, ranks, held batches, bad inputs and fork."""
+
+import os
+import re
+import subprocess
+import threading
+import zlib
+
+import numpy as np
+import pytest
+
+import ffyolo
+from conftest import REPO
+
+IMG, BATCH, SEED = 128, 8, 3
+DIGEST = re.compile(r"batch (\d+): (\d+) images (\d+)x(\d+), (\d+) targets, images crc32 ([0-9a-f]{8}), "
+                    r"targets crc32 ([0-9a-f]{8})")
+
+
+def yolo_ffr_digests(data, *args) -> list[tuple]:
+    """What the C++ loader gives: `yolo-ffr batches` per batch (index, size, w, h, targets, crcs)."""
+    tool = REPO / "build" / "tools" / "yolo-ffr"
+    if not tool.is_file():
+        pytest.skip("no build/tools/yolo-ffr: build it (scripts/build.sh)")
+    out = subprocess.run([str(tool), "batches", str(data), "--img", str(IMG), "--batch", str(BATCH),
+                          "--seed", str(SEED), *args], check=True, capture_output=True, text=True).stdout
+    return [tuple(int(v) if k < 5 else int(v, 16) for k, v in enumerate(m.groups()))
+            for m in map(DIGEST.fullmatch, out.splitlines())]
+
+
+def digest(index: int, imgs: np.ndarray, targets: np.ndarray) -> tuple:
+    b, c, h, w = imgs.shape
+    assert c == 3 and imgs.dtype == np.uint8 and imgs.flags.c_contiguous
+    assert targets.dtype == np.float32 and targets.shape[1:] == (6,)
+    return (index, b, w, h, len(targets), zlib.crc32(imgs), zlib.crc32(targets.astype("<f4").tobytes()))
+
+
+def loader_digests(loader: ffyolo.Loader) -> list[tuple]:
+    first = loader.batch_index
+    return [digest(first + i, imgs, targets) for i, (imgs, targets, _, _) in enumerate(loader)]
+
+
+def make(data, **options) -> ffyolo.Loader:
+    return ffyolo.Loader(data, img=IMG, batch=BATCH, seed=SEED, **options)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_training_batches_are_the_cpp_loaders(coco128, workers):
+    loader = make(coco128, workers=workers)
+    assert len(loader) == 16 and loader.samples == 128 and loader.split == "train2017"
+    assert loader_digests(loader) == yolo_ffr_digests(coco128)
+
+
+def test_validation_batches_are_the_cpp_loaders_with_yolov5s_shapes(coco128):
+    loader = make(coco128, augment=False, workers=2)
+    expected = yolo_ffr_digests(coco128, "--val")
+    got = []
+    for i, (imgs, targets, paths, shapes) in enumerate(loader):
+        got.append(digest(i, imgs, targets))
+        assert len(paths) == len(shapes) == len(imgs)
+        for path, ((h0, w0), ((rh, rw), (padw, padh))) in zip(paths, shapes):
+            assert os.path.basename(path).endswith(".jpg") and os.path.dirname(path).endswith("train2017")
+            assert h0 > 0 and w0 > 0 and 0 < rh <= 1 and 0 < rw <= 1 and padw >= 0 and padh >= 0
+    assert got == expected
+
+
+def test_pixel_cache_batches_are_the_cpp_loaders(coco128):
+    loader = make(coco128, cache="ram", workers=2)
+    assert loader_digests(loader) == yolo_ffr_digests(coco128, "--cache", "ram")
+
+
+def test_epochs_continue_and_set_epoch_restarts(coco128):
+    loader = make(coco128, workers=2)
+    epoch0 = loader_digests(loader)
+    assert loader.epoch == 1 and loader.batch_index == 0
+    epoch1 = loader_digests(loader)
+    assert epoch1 == yolo_ffr_digests(coco128, "--epoch", "1") != epoch0
+    loader.set_epoch(0)
+    assert loader_digests(loader) == epoch0
+
+
+def test_state_dict_resumes_mid_epoch(coco128):
+    whole = loader_digests(make(coco128, workers=2))
+    first = make(coco128, workers=2)
+    it = iter(first)
+    for _ in range(5):
+        next(it)
+    state = first.state_dict()
+    assert state["epoch"] == 0 and state["batch"] == 5
+    first.close()
+    resumed = make(coco128, workers=3)
+    resumed.load_state_dict(state)
+    assert loader_digests(resumed) == whole[5:]
+    with pytest.raises(ValueError, match="seed"):
+        ffyolo.Loader(coco128, img=IMG, batch=BATCH, seed=SEED + 1).load_state_dict(state)
+
+
+def test_two_ranks_read_disjoint_halves(coco128):
+    paths = []
+    for rank in range(2):
+        loader = make(coco128, rank=rank, world_size=2, workers=2, shuffle=False, hyp={"mosaic": 0.0})
+        assert loader.samples == 64
+        paths.append([p for _, _, batch_paths, _ in loader for p in batch_paths])
+    assert len(paths[0]) == len(paths[1]) == 64
+    assert not set(paths[0]) & set(paths[1])
+    assert len(set(paths[0]) | set(paths[1])) == 128
+
+
+def test_held_batches_stay_intact(coco128):
+    """Batches kept past the ring's depth keep their pixels while the loader runs on, and no wait hangs."""
+    expected = yolo_ffr_digests(coco128)
+    loader = make(coco128, workers=2, prefetch=2)
+    kept = list(loader)  # all 16 batches held at once: the ring is 2 deep
+    assert [digest(i, imgs, targets) for i, (imgs, targets, _, _) in enumerate(kept)] == expected
+    loader.close()
+    imgs = kept[3][0]
+    assert digest(3, imgs, kept[3][1]) == expected[3]  # still readable after close
+
+
+def test_a_dropped_batch_goes_back_to_the_ring(coco128):
+    loader = make(coco128, workers=2, prefetch=2)
+    for imgs, _, _, _ in loader:
+        imgs[:] = 0  # the caller's to write while it holds them
+    assert loader_digests(make(coco128, workers=2)) == yolo_ffr_digests(coco128)
+
+
+def test_waiting_for_a_batch_releases_the_gil(coco128):
+    loader = make(coco128, workers=1, cache=None)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        for _ in loader:
+            pass
+    finally:
+        stop.set()
+        thread.join()
+    assert len(ticks) > 100
+
+
+@pytest.mark.parametrize("options, error, words", [
+    ({"img": 100}, ValueError, "multiple of 32"),
+    ({"batch": 0}, ValueError, "positive"),
+    ({"rank": 2, "world_size": 2}, ValueError, "rank=2"),
+    ({"cache": "gpu"}, ValueError, "cache='gpu'"),
+    ({"hyp": {"mosaic": 1.0, "no_such_key": 1}}, ValueError, "no_such_key"),
+    ({"hyp": "no/such/hyp.yaml"}, FileNotFoundError, "no/such/hyp.yaml"),
+])
+def test_bad_options_raise_naming_them(coco128, options, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        ffyolo.Loader(coco128, **options)
+
+
+def test_missing_data_and_unknown_split(coco128, tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.ffr"):
+        ffyolo.Loader(tmp_path / "nowhere.ffr")
+    with pytest.raises(KeyError, match="val2017"):
+        ffyolo.Loader(coco128, "val2017")
+
+
+def test_closed_loader_and_context_manager(coco128):
+    with make(coco128, workers=1) as loader:
+        next(iter(loader))
+    assert loader.closed
+    with pytest.raises(ValueError, match="closed"):
+        next(loader)
+    assert "closed" in repr(loader)
+
+
+def test_a_forked_child_is_refused(coco128):
+    loader = make(coco128, workers=1)
+    pid = os.fork()
+    if pid == 0:  # the child: must raise, never use the parent's threads
+        try:
+            next(loader)
+            code = 1
+        except RuntimeError as e:
+            code = 0 if "fork" in str(e) else 2
+        except BaseException:
+            code = 3
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert digest(0, *next(loader)[:2]) == yolo_ffr_digests(coco128)[0]  # the parent's loader runs on
