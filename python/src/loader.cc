@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,11 +48,19 @@ struct HeldImages {
   BatchAllocator* allocator = BatchAllocator::Default();
 };
 
-// hyp.yaml's text from a dict of hyperparameters (Hyp::Parse reads it, naming unknown keys).
+// hyp.yaml's text from a dict of hyperparameters, each a number (Python's or numpy's); Hyp::Parse
+// reads it and names unknown keys.
 std::string HypYaml(const nb::dict& hyp) {
   std::string yaml;
   for (auto [key, value] : hyp) {
-    yaml += nb::cast<std::string>(nb::str(key)) + ": " + nb::cast<std::string>(nb::repr(value)) + "\n";
+    const std::string name = nb::cast<std::string>(nb::str(key));
+    double number = 0;
+    if (!nb::try_cast<double>(value, number))
+      throw nb::value_error(("hyp['" + name + "'] = " + nb::cast<std::string>(nb::repr(value)) + ": not a number")
+                                .c_str());
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", number);
+    yaml += name + ": " + text + "\n";
   }
   return yaml;
 }
