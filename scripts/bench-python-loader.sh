@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The Python package's loader against the C++ loader and Ultralytics' (python/bench/loader_bench.py):
+# packs coco128 with build/tools/yolo-pack into a temporary folder and runs the benchmark in the
+# reference environment (.venv-ref, scripts/reference-venv.sh) with the package installed by
+# scripts/python-test.sh (.venv-python) on its path. Arguments go to the benchmark (--img, --batch,
+# --workers, --epochs, --rounds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+coco=${COCO128:-../shared/data/coco128}
+ref=${REF_VENV:-.venv-ref}/bin/python
+package=$(.venv-python/bin/python -c 'import ffyolo, os; print(os.path.dirname(ffyolo.__file__))')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/path"
+ln -s "$package" "$tmp/path/ffyolo"
+build/tools/yolo-pack "$coco" -o "$tmp/coco128.ffr" --layout yolo --data "$coco/names.yaml" >/dev/null
+PYTHONPATH=$tmp/path "$ref" python/bench/loader_bench.py "$tmp/coco128.ffr" "$coco" build/tools/yolo-bench "$@"
