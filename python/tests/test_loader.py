@@ -189,3 +189,26 @@ def test_a_forked_child_is_refused(coco128):
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
     assert digest(0, *next(loader)[:2]) == yolo_ffr_digests(coco128)[0]  # the parent's loader runs on
+
+
+def test_a_corrupt_sample_is_reported_by_training_and_raised_by_validation(coco128, tmp_path):
+    """A flipped byte in sample 5's image: validation raises naming the shard and the sample; training
+    replaces it (drawn from its seed), counts it and says what was wrong."""
+    import shutil
+    import struct
+
+    data = tmp_path / "corrupt.ffr"
+    shutil.copytree(coco128, data)
+    shard = sorted((data / "train2017").glob("*.ffr"))[0]
+    raw = bytearray(shard.read_bytes())
+    (n,) = struct.unpack_from("<q", raw, 4)
+    offsets = struct.unpack_from(f"<{n}q", raw, 12 + 4 * n)
+    raw[offsets[5] + 500] ^= 0xFF  # inside the record's JPEG, the sample's CRC unchanged
+    shard.write_bytes(bytes(raw))
+    with pytest.raises(ffyolo.CorruptionError, match=rf"{re.escape(shard.name)} sample 5 \(index 5\): checksum"):
+        for _ in make(data, augment=False, workers=1):
+            pass
+    training = make(data, workers=2)
+    batches = sum(1 for _ in training)
+    assert batches == 16 and training.bad_samples >= 1
+    assert len(training.bad_sample_reports) == 1 and "sample 5" in training.bad_sample_reports[0]
