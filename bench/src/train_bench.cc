@@ -23,6 +23,7 @@
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/torch_compat.h"
 #include "ffyolo/train.h"
+#include "ffyolo/step_state.h"
 #include "ffyolo/train_step.h"
 #include "cpu_clock.h"
 
@@ -40,15 +41,8 @@ void Drain(const c10::Device& device) {
 }
 
 // The training side of a benchmark: the Trainer's model, loss, optimizer, scaler and EMA for one process.
-struct Training {
-  std::shared_ptr<YoloModel> model, ema_model;
-  std::unique_ptr<ModelEma> ema;
-  std::unique_ptr<ComputeLoss> loss;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-  std::unique_ptr<GradScaler> scaler;
-  TrainStepParts parts;
-  c10::MemoryFormat format = c10::MemoryFormat::Contiguous;  // of the weights and batches
-  std::unique_ptr<CapturedStep> captured;                      // --cuda-graph
+struct Training : StepState {
+  std::unique_ptr<CapturedStep> captured;  // --cuda-graph
 
   // One step with an update, replayed where the capture fits the batch.
   LossOutput Step(const torch::Tensor& images, const torch::Tensor& targets) {
@@ -57,24 +51,8 @@ struct Training {
   }
 };
 
-Status SetUpTraining(const TrainBenchOptions& o, int64_t nc, const Hyp& hyp, const c10::Device& device, bool amp,
-                     Training* t) {
-  const std::string cfg = ResolveConfig(o.cfg, "models");
-  FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->model));
-  FFR_RETURN_IF_ERROR(BuildModel(cfg, nc, &t->ema_model));
-  t->model->to(device);
-  t->ema_model->to(device);
-  t->model->SetMemoryFormat(t->format);
-  t->ema_model->SetMemoryFormat(t->format);
-  t->model->train();
-  t->ema = std::make_unique<ModelEma>(t->ema_model, *t->model);
-  t->loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, o.img_size), 0.0, nc, t->model->detect().anchors,
-                                          o.sync_free_loss);
-  std::string description;
-  FFR_RETURN_IF_ERROR(MakeOptimizer(*t->model, "SGD", hyp, hyp.weight_decay, &t->optimizer, &description));
-  t->scaler = std::make_unique<GradScaler>(amp);
-  t->parts = TrainStepParts{t->model.get(), t->loss.get(), t->scaler.get(), t->optimizer.get(), t->ema.get(),
-                            nullptr,        amp,           1,                    false, {}};
+Status SetUpTraining(const TrainBenchOptions& o, const StepOptions& step, Training* t) {
+  FFR_RETURN_IF_ERROR(MakeStepState(step, t));
   if (o.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(t->parts, &t->captured));
   return Status::OK();
 }
@@ -115,7 +93,7 @@ void Profile(const c10::Device& device, int steps, const std::function<void()>& 
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {
   torch::Tensor images, targets;
   RandomBatch(o, o.nc, device, &images, &targets);
-  images = images.contiguous(t->format);
+  images = images.contiguous(t->model->memory_format());
   for (int i = 0; i < o.warmup_steps; ++i) t->Step(images, targets);
   Drain(device);
   Clock::time_point part_start;
@@ -163,7 +141,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   }
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
-  BatchTransfer transfer(loader.get(), device, t->format);
+  BatchTransfer transfer(loader.get(), device, t->model->memory_format());
   int64_t epoch = 0, taken = 0;
   FFR_RETURN_IF_ERROR(transfer.Start(epoch, 0));
   // The next batch, into the next epoch when this one is done.
@@ -229,10 +207,18 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
       nc = static_cast<int64_t>(dataset->num_classes());
     }
     torch::manual_seed(0);  // the same model each run
-    Training t;
     FFR_RETURN_IF_ERROR(ChannelsLastFor(o.channels_last, device.is_cuda(), &r->channels_last));
-    t.format = MemoryFormatOf(r->channels_last);
-    FFR_RETURN_IF_ERROR(SetUpTraining(o, nc, hyp, device, r->amp, &t));
+    StepOptions step;
+    step.model_yaml = ResolveConfig(o.cfg, "models");
+    step.nc = nc;
+    step.hyp = hyp;
+    step.img_size = o.img_size;
+    step.device = device;
+    step.format = MemoryFormatOf(r->channels_last);
+    step.amp = r->amp;
+    step.sync_free_loss = o.sync_free_loss;
+    Training t;
+    FFR_RETURN_IF_ERROR(SetUpTraining(o, step, &t));
     FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, cache_backend, &t, r) : Ceiling(o, device, &t, r));
     r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);
     return Status::OK();

@@ -18,6 +18,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/torch_compat.h"
+#include "ffyolo/step_state.h"
 #include "ffyolo/train_step.h"
 #include "ffyolo/trainer.h"
 #include "testing/test_env.h"
@@ -190,32 +191,21 @@ TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
 }
 
 // The sync-free loss with its backward runs with every host wait an error, and equals the CPU's.
-// One process's training state on the GPU, as the Trainer makes it, from the same weights each time.
-struct GpuTraining {
-  std::shared_ptr<YoloModel> model, ema_model;
-  std::unique_ptr<ModelEma> ema;
-  std::unique_ptr<ComputeLoss> loss;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-  std::unique_ptr<GradScaler> scaler;
-  TrainStepParts parts;
-
+// One process's training step on the GPU (yolov5n, 3 classes, AMP, the sync-free loss), from the same
+// weights each time.
+struct GpuTraining : StepState {
   explicit GpuTraining(bool channels_last) {
     torch::manual_seed(0);
-    EXPECT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, &model).ok());
-    EXPECT_TRUE(BuildModel(ResolveModelYaml("yolov5n"), 3, &ema_model).ok());
-    model->to(kGpu);
-    ema_model->to(kGpu);
-    model->SetMemoryFormat(MemoryFormatOf(channels_last));
-    ema_model->SetMemoryFormat(MemoryFormatOf(channels_last));
-    model->train();
-    ema = std::make_unique<ModelEma>(ema_model, *model);
-    const Hyp hyp = ScaleLossGains(Hyp{}, 3, 3, 128);
-    loss = std::make_unique<ComputeLoss>(hyp, 0.0, 3, model->detect().anchors, /*sync_free=*/true);
-    std::string description;
-    EXPECT_TRUE(MakeOptimizer(*model, "SGD", hyp, hyp.weight_decay, &optimizer, &description).ok());
-    scaler = std::make_unique<GradScaler>(true);
-    parts = TrainStepParts{model.get(), loss.get(), scaler.get(), optimizer.get(), ema.get(), nullptr, true, 1, false,
-                           {}};
+    StepOptions o;
+    o.model_yaml = ResolveModelYaml("yolov5n");
+    o.nc = 3;
+    o.img_size = 128;
+    o.device = kGpu;
+    o.format = MemoryFormatOf(channels_last);
+    o.amp = true;
+    o.sync_free_loss = true;
+    const ffr::Status s = MakeStepState(o, this);
+    EXPECT_TRUE(s.ok()) << s.ToString();
   }
 };
 
