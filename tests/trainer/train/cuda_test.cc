@@ -234,7 +234,9 @@ TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
   for (int way = 0; way < 2; ++way) {
     GpuTraining t(/*channels_last=*/true);
     std::unique_ptr<CapturedStep> captured;
-    if (way == 1) ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
+    if (way == 1) {
+      ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
+    }
     for (int k = 0; k < kSteps; ++k) {
       torch::Tensor images, targets;
       SeriesBatch(k, &images, &targets);

@@ -617,7 +617,9 @@ Status Trainer::State::RunEpoch() {
       WriteJpeg(RenderTrainBatch(images, batch.targets, go), save_dir() + "/train_batch0.jpg", 90, opt.env);
     }
     const bool update = ni - position.last_opt_step >= step.accumulate;
-    const bool replay = captured_step && update && step.accumulate == 1 && captured_step->Fits(images);
+    // The capture is made on the first full batch: a partial one's shape would leave the others eager.
+    const bool replay = captured_step && update && step.accumulate == 1 && captured_step->Fits(images) &&
+                        (captured_step->captures() > 0 || images.size(0) == opt.batch_size / world);
     if (captured_step && !replay && !told_eager_batch && main_rank) {
       told_eager_batch = true;
       Info("--cuda-graph: batch " + std::to_string(i) + " of epoch " + std::to_string(epoch) +
