@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import zlib
 
 import numpy as np
@@ -126,23 +127,30 @@ def test_a_dropped_batch_goes_back_to_the_ring(coco128):
 
 
 def test_waiting_for_a_batch_releases_the_gil(coco128):
-    loader = make(coco128, workers=1, cache=None)
-    ticks = []
+    """Another Python thread runs on while the loader is waited for: it counts as fast as while this thread
+    sleeps (which releases the GIL). Were the GIL held in the wait, it would barely count at all."""
+    ticks = [0]
     stop = threading.Event()
 
     def count():
         while not stop.is_set():
-            ticks.append(1)
+            ticks[0] += 1
 
+    def rate(work) -> float:
+        start, t0 = ticks[0], time.perf_counter()
+        work()
+        return (ticks[0] - start) / (time.perf_counter() - t0)
+
+    loader = ffyolo.Loader(coco128, img=640, batch=16, workers=1)
     thread = threading.Thread(target=count)
     thread.start()
     try:
-        for _ in loader:
-            pass
+        sleeping = rate(lambda: time.sleep(0.3))
+        loading = rate(lambda: [None for _ in loader])
     finally:
         stop.set()
         thread.join()
-    assert len(ticks) > 100
+    assert loading > 0.3 * sleeping, (loading, sleeping)
 
 
 @pytest.mark.parametrize("options, error, words", [
