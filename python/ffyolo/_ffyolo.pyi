@@ -160,7 +160,7 @@ class Loader:
 
     Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
            rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
-           single_cls=False)
+           single_cls=False, memory_hooks=None)
 
     Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
     imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
@@ -179,9 +179,13 @@ class Loader:
     Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
     starts epoch e, and state_dict()/load_state_dict() resume exactly mid-epoch. Waiting for a
     batch releases the GIL. After os.fork() a Loader raises RuntimeError in the child.
+
+    memory_hooks, a pair (register, unregister), is called as register(address, size) for each batch
+    buffer the loader allocates and unregister(address) before it frees one (ffyolo.torch pins them so
+    for CUDA copies).
     """
 
-    def __init__(self, data: str | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False) -> None: ...
+    def __init__(self, data: str | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False, memory_hooks: tuple[object, object] | None = None) -> None: ...
 
     def __len__(self) -> int:
         """The batches of an epoch (this rank's)."""

@@ -20,6 +20,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -38,6 +39,59 @@ namespace {
 
 class PyLoader;
 
+// Batch buffers from the default allocator, each announced to Python's `register(address, size)` when
+// made and `unregister(address)` before it is freed (ffyolo.torch pins them for CUDA that way). A hook
+// that raises is reported as unraisable and the buffer used all the same.
+class HookedAllocator : public BatchAllocator {
+ public:
+  HookedAllocator(nb::object on_register, nb::object on_unregister)
+      : register_(std::move(on_register)), unregister_(std::move(on_unregister)) {}
+  ~HookedAllocator() override {
+    nb::gil_scoped_acquire gil;
+    register_.reset();
+    unregister_.reset();
+  }
+
+  void* Allocate(size_t bytes) override {
+    void* p = Default()->Allocate(bytes);
+    if (p) Call(register_, p, &bytes);
+    return p;
+  }
+  void Free(void* p, size_t bytes) override {
+    Call(unregister_, p, nullptr);
+    Default()->Free(p, bytes);
+  }
+
+  // Python's garbage collector sees the hooks (a hook may refer back to its loader) and may drop them.
+  int Traverse(visitproc visit, void* arg) const {
+    Py_VISIT(register_.ptr());
+    Py_VISIT(unregister_.ptr());
+    return 0;
+  }
+  void Clear() {
+    register_.reset();
+    unregister_.reset();
+  }
+
+ private:
+  // hook(address, *size): every Python object made with the GIL held, which the loader may not hold.
+  static void Call(const nb::object& hook, void* p, const size_t* size) {
+    nb::gil_scoped_acquire gil;
+    if (!hook.is_valid()) return;  // cleared by the garbage collector
+    try {
+      const auto address = reinterpret_cast<uintptr_t>(p);
+      if (size) {
+        hook(address, *size);
+      } else {
+        hook(address);
+      }
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable(hook);
+    }
+  }
+  nb::object register_, unregister_;
+};
+
 // The images of one batch while a numpy array views them.
 struct HeldImages {
   PyLoader* loader;          // null once handed over, or the loader closed
@@ -45,7 +99,7 @@ struct HeldImages {
   int64_t index;             // the batch's number in its epoch
   uint8_t* owned = nullptr;  // after a hand-over: the memory, freed through `allocator`
   size_t bytes = 0;
-  BatchAllocator* allocator = BatchAllocator::Default();
+  std::shared_ptr<BatchAllocator> allocator;  // the loader's, which outlives it while held
 };
 
 // hyp.yaml's text from a dict of hyperparameters, each a number (Python's or numpy's); Hyp::Parse
@@ -82,7 +136,8 @@ class PyLoader {
  public:
   PyLoader(const std::string& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
            int world_size, bool augment, bool rect, const nb::object& hyp, const std::optional<std::string>& cache,
-           uint64_t seed, bool shuffle, bool drop_last, int prefetch, bool single_cls)
+           uint64_t seed, bool shuffle, bool drop_last, int prefetch, bool single_cls,
+           const std::optional<std::pair<nb::object, nb::object>>& memory_hooks)
       : pid_(getpid()) {
     if (img <= 0 || batch <= 0 || workers <= 0 || prefetch <= 0)
       throw nb::value_error("img, batch, workers and prefetch must be positive");
@@ -106,6 +161,14 @@ class PyLoader {
     options_.prefetch = prefetch;
     options_.single_cls = single_cls;
     options_.hyp = LoadHyp(hyp);
+    if (memory_hooks) {
+      auto hooked = std::make_shared<HookedAllocator>(memory_hooks->first, memory_hooks->second);
+      hooked_ = hooked.get();
+      allocator_ = std::move(hooked);
+    } else {
+      allocator_ = std::shared_ptr<BatchAllocator>(BatchAllocator::Default(), [](BatchAllocator*) {});
+    }
+    options_.allocator = allocator_.get();
     options_.on_bad_sample = [this](const std::string& report) {
       std::lock_guard<std::mutex> lock(reports_mu_);
       bad_reports_.push_back(report);
@@ -244,6 +307,8 @@ class PyLoader {
     return Wrap(b);
   }
 
+  HookedAllocator* hooks() const { return hooked_; }
+
   // Called by an array's capsule when Python lets go of a batch's images. Needs the GIL.
   void Dropped(HeldImages* held) {
     held_.erase(held->index);
@@ -284,7 +349,7 @@ class PyLoader {
                                                .c_str());
         throw nb::python_error();
       }
-      held->allocator = BatchAllocator::Default();
+      held->allocator = allocator_;
       held->loader = nullptr;
       it = held_.erase(it);
     }
@@ -329,6 +394,8 @@ class PyLoader {
 
   pid_t pid_;
   LoaderOptions options_;
+  std::shared_ptr<BatchAllocator> allocator_;  // before loader_: it frees the ring through it
+  HookedAllocator* hooked_ = nullptr;          // allocator_, when it calls memory hooks
   std::unique_ptr<Dataset> dataset_;
   LabelIndex index_;
   std::unique_ptr<Loader> loader_;
@@ -339,14 +406,30 @@ class PyLoader {
   std::vector<std::string> bad_reports_;
 };
 
+int TraverseLoader(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  const HookedAllocator* hooks = nb::inst_ptr<PyLoader>(self)->hooks();
+  return hooks ? hooks->Traverse(visit, arg) : 0;
+}
+
+int ClearLoader(PyObject* self) {
+  if (HookedAllocator* hooks = nb::inst_ptr<PyLoader>(self)->hooks()) hooks->Clear();
+  return 0;
+}
+
+PyType_Slot kLoaderSlots[] = {{Py_tp_traverse, reinterpret_cast<void*>(TraverseLoader)},
+                              {Py_tp_clear, reinterpret_cast<void*>(ClearLoader)},
+                              {0, nullptr}};
+
 }  // namespace
 
 void BindLoader(nb::module_& m) {
-  nb::class_<PyLoader>(m, "Loader", R"(Batches of a packed dataset's split for YOLOv5, made by ffyolo's C++ loader.
+  nb::class_<PyLoader>(m, "Loader", nb::type_slots(kLoaderSlots), R"(Batches of a packed dataset's split for YOLOv5, made by ffyolo's C++ loader.
 
 Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
        rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
-       single_cls=False)
+       single_cls=False, memory_hooks=None)
 
 Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
 imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
@@ -364,21 +447,25 @@ from (seed, epoch, rank, position): the batches do not depend on `workers`.
 A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
 Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
 starts epoch e, and state_dict()/load_state_dict() resume exactly mid-epoch. Waiting for a
-batch releases the GIL. After os.fork() a Loader raises RuntimeError in the child.)")
+batch releases the GIL. After os.fork() a Loader raises RuntimeError in the child.
+
+memory_hooks, a pair (register, unregister), is called as register(address, size) for each batch
+buffer the loader allocates and unregister(address) before it frees one (ffyolo.torch pins them so
+for CUDA copies).)")
       .def(
           "__init__",
           [](PyLoader* self, const std::filesystem::path& data, const std::optional<std::string>& split, int img,
              int batch, int workers, int rank, int world_size, bool augment, bool rect, const nb::object& hyp,
              const std::optional<std::string>& cache, uint64_t seed, bool shuffle, bool drop_last, int prefetch,
-             bool single_cls) {
+             bool single_cls, const std::optional<std::pair<nb::object, nb::object>>& memory_hooks) {
             new (self) PyLoader(data.string(), split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
-                                seed, shuffle, drop_last, prefetch, single_cls);
+                                seed, shuffle, drop_last, prefetch, single_cls, memory_hooks);
           },
           nb::arg("data"), nb::arg("split") = nb::none(), nb::kw_only(), nb::arg("img") = 640, nb::arg("batch") = 16,
           nb::arg("workers") = 8, nb::arg("rank") = 0, nb::arg("world_size") = 1, nb::arg("augment") = true,
           nb::arg("rect") = false, nb::arg("hyp") = nb::none(), nb::arg("cache") = nb::none(), nb::arg("seed") = 0,
           nb::arg("shuffle") = true, nb::arg("drop_last") = false, nb::arg("prefetch") = 4,
-          nb::arg("single_cls") = false)
+          nb::arg("single_cls") = false, nb::arg("memory_hooks") = nb::none())
       .def("__len__", &PyLoader::size, "The batches of an epoch (this rank's).")
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", &PyLoader::Next)

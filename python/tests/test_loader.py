@@ -4,6 +4,7 @@
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 import zlib
@@ -220,3 +221,52 @@ def test_a_corrupt_sample_is_reported_by_training_and_raised_by_validation(coco1
     batches = sum(1 for _ in training)
     assert batches == 16 and training.bad_samples >= 1
     assert len(training.bad_sample_reports) == 1 and "sample 5" in training.bad_sample_reports[0]
+
+
+def test_memory_hooks_see_every_batch_buffer_made_and_freed(coco128):
+    """ffyolo.torch pins the ring's buffers through these hooks: each buffer is registered once when made
+    and unregistered once before it is freed, the ring's at close, a handed-over one when its array goes."""
+    registered, unregistered = {}, []
+    hooks = (lambda address, size: registered.__setitem__(address, size), unregistered.append)
+    loader = make(coco128, workers=2, prefetch=2, memory_hooks=hooks)
+    assert len(registered) == 2 and all(size >= BATCH * 3 * IMG * IMG for size in registered.values())
+    kept = list(loader)  # 16 batches held: 14 buffers handed over, each replaced by a new one
+    assert len(registered) == 16 and not unregistered
+    assert [digest(i, imgs, targets) for i, (imgs, targets, _, _) in enumerate(kept)] == yolo_ffr_digests(coco128)
+    loader.close()  # the ring's two buffers
+    assert len(unregistered) == 2
+    del kept  # the handed-over ones
+    assert sorted(unregistered) == sorted(registered)
+
+
+def test_a_raising_memory_hook_is_reported_and_the_loader_goes_on(coco128, monkeypatch):
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(str(unraisable.exc_value)))
+
+    def register(address, size):
+        raise RuntimeError("no pinning here")
+
+    loader = make(coco128, workers=1, memory_hooks=(register, lambda address: None))
+    assert reported and set(reported) == {"no pinning here"}
+    assert loader_digests(loader)[:2] == yolo_ffr_digests(coco128)[:2]
+    loader.close()
+
+
+def test_a_loader_whose_hooks_refer_to_it_is_collected(coco128):
+    """A cycle through the hooks the loader holds (a hook that refers to its loader) is garbage: the
+    collector sees the hooks, so the loader and its hooks go."""
+    import gc
+    import weakref
+
+    def cycle() -> weakref.ref:
+        box = {}
+
+        def register(address, size):
+            box.get("loader")
+
+        box["loader"] = make(coco128, workers=1, memory_hooks=(register, lambda address: None))
+        return weakref.ref(register)
+
+    hook = cycle()
+    gc.collect()
+    assert hook() is None
