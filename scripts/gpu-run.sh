@@ -7,7 +7,7 @@
 #      batch 64, in each variant of the step (NCHW, channels-last, + the sync-free loss, + the step
 #      captured as a CUDA graph), yolov5n likewise; kernel profiles of yolov5s' variants; its step part by
 #      part in NCHW and channels-last
-#   2. the CUDA tests
+#   2. the CUDA tests, and the Python package's CUDA path (ffyolo.torch) against its CPU batches
 #   3. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
 #      640, 15 loader workers, decoding JPEGs and from the pixel cache: images/s, data-wait share,
 #      loader samples/s per CPU-second
@@ -104,7 +104,6 @@ if [ -z "$BUILD_DIR" ]; then
   cmake --build "$BUILD_DIR" -j "$(nproc)" --target yolo-bench yolo-pack yolo-synth yolo-ffr yolo-train yolo-val \
     trainer_cuda_test -- -k 0
   log "built in $(( $(date +%s) - build_start )) s"
-  echo "built in $(( $(date +%s) - build_start )) s" >"$REPORT_DIR/build.log"
   if [ "$BUILD_ONLY" = 1 ]; then
     echo "export LD_LIBRARY_PATH='$LD_LIBRARY_PATH'"
     exit 0
@@ -189,6 +188,24 @@ if ! packed "$OUT_DIR/synth.ffr"; then
   "$BIN/yolo-pack" "$OUT_DIR/synth" -o "$OUT_DIR/synth.ffr" --force >/dev/null
   rm -rf "$OUT_DIR/synth"
 fi
+# The Python package's CUDA path (ffyolo.torch: pinned buffers, side-stream copies), built there with the
+# machine's nanobind and scikit-build-core, checked against its CPU batches; its lines join ctest.log.
+python_check="not run (a CPU run, a tree built elsewhere, or no nanobind/scikit-build-core there)"
+if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, scikit_build_core, numpy, torch' 2>/dev/null; then
+  python_check="failed: $REPORT_DIR/ctest.log"
+  if python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/ffyolo-python \
+       --config-settings=build-dir=/tmp/ffyolo-python-build \
+       --config-settings=cmake.args="-DCMAKE_PREFIX_PATH=$PREFIX/usr;-DCMAKE_LIBRARY_ARCHITECTURE=$arch;-DPKG_CONFIG_EXECUTABLE=$PREFIX/usr/bin/pkgconf;-DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
+       . >>"$REPORT_DIR/ctest.log" 2>&1 &&
+     PYTHONPATH=/tmp/ffyolo-python python3 python/tests/gpu/torch_cuda_check.py "$OUT_DIR/synth.ffr" \
+       --workers "$WORKERS" >>"$REPORT_DIR/ctest.log" 2>&1; then
+    python_check=$(grep '^torch_cuda_check' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
+  else
+    tests_passed=0
+  fi
+fi
+log "the Python package on CUDA: $python_check"
+
 variant=${best[*]:+, ${best[*]}}
 if [ "$SHORT" = 0 ]; then
 bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
@@ -229,6 +246,7 @@ all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", 
   [ "$SHORT" = 1 ] || echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
   [ "$SHORT" = 1 ] || echo "- c10d: $allreduce"
   echo "- end to end: yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth, $SYNTH_IMAGES images, --noval, the last epoch: $(printf '%s; ' "${end_to_end[@]}")yolo-val best.pt: $all"
+  echo "- ffyolo.torch on CUDA: $python_check"
   [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $REPORT_DIR/ctest.log"
 } | tee "$REPORT_DIR/table.md"
 rm -f "$REPORT_DIR/rows.log"
