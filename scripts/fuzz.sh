@@ -21,7 +21,7 @@ JOBS=${JOBS:-2}
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz pickle_check_fuzz image_check_fuzz
+  targets=(record_fuzz manifest_fuzz label_index_fuzz hyp_fuzz zip_integrity_fuzz pickle_check_fuzz image_check_fuzz exif_fuzz
            shard_reader_fuzz coco_json_fuzz yolo_txt_fuzz model_config_fuzz image_decoder_fuzz checkpoint_fuzz)
 fi
 for t in "${targets[@]}"; do

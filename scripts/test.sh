@@ -5,7 +5,8 @@
 #      scripts' tests; extra arguments go to this ctest, e.g. -L trainer or -R Loader)
 #   2. the Python package: installed into .venv-python/ and tested with pytest (scripts/python-test.sh)
 #   3. the tests labelled "asan" again in an AddressSanitizer/UBSan build of the torch-free
-#      libraries (leaks and races in the reader, its Env and fault paths, and the loader pipeline), build-asan/
+#      libraries (leaks and races in the reader, its Env and fault paths, the loader pipeline, and the
+#      EXIF parser on every truncation), build-asan/
 #   4. every libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
 # With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
 # 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
@@ -35,7 +36,8 @@ asan_build() {
     cmake -S . -B "$ASAN_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DFFYOLO_SANITIZE=ON \
       -DFFYOLO_BUILD_TRAINER=OFF -DFFYOLO_BUILD_BENCH=OFF -DFFR_BUILD_EXAMPLES=OFF
   fi
-  cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test reader_load_test reader_fault_test reader_env_test
+  cmake --build "$ASAN_DIR" -j "$JOBS" --target loader_pipeline_test reader_test reader_load_test reader_fault_test reader_env_test \
+    exif_test
 }
 step "build-asan/ (the asan tests)" asan_build
 step "tests under ASan" ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$JOBS" "${timeout[@]}" -L asan

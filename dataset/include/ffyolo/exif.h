@@ -1,0 +1,24 @@
+// EXIF orientation: how a camera says its stored pixels must be turned to be
+// seen upright (a phone photo held upright is often stored sideways with tag 6).
+// The values are TIFF's and EXIF's (1 as stored, 2 mirrored, 3 turned 180°,
+// 4 flipped, 5 transposed, 6 turned 90° clockwise to view, 7 transversed,
+// 8 turned 90° anticlockwise to view); OpenCV's imread and YOLOv5 apply them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ffyolo {
+
+// The orientation a JPEG's APP1 "Exif" segment gives in IFD0 (tag 0x0112).
+// 1 where there is none: no EXIF, no such tag, not a JPEG. A malformed EXIF
+// block (truncated, offsets past its end, a value outside 1..8) gives 1 too,
+// and sets *malformed when the caller asks. Reads nothing outside
+// [data, data + size), whatever the bytes.
+int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+
+// Whether an image of this orientation is seen with its width and height
+// swapped (5 to 8: a transpose is part of the turn).
+inline bool OrientationSwapsSides(int orientation) { return orientation >= 5 && orientation <= 8; }
+
+}  // namespace ffyolo
