@@ -385,6 +385,7 @@ Status ComputeSplitStats(const Dataset& dataset, const std::string& split, Split
   stats.name = split;
   stats.samples = static_cast<int64_t>(index.size());
   stats.skipped = info.skipped;
+  stats.exif_oriented = info.exif_oriented;
   stats.shards = info.shards.size();
   stats.bytes = info.bytes;
   stats.classes.resize(manifest.names.size());
@@ -432,6 +433,11 @@ std::string FormatSplitStats(const SplitStats& s) {
           s.name.c_str(), static_cast<long long>(s.samples), static_cast<long long>(s.boxes),
           static_cast<long long>(s.crowd_boxes), static_cast<long long>(s.background),
           static_cast<long long>(s.skipped), s.shards, s.bytes / 1e6);
+  if (s.exif_oriented > 0)
+    Appendf(&out, "  %lld image%s with an EXIF orientation other than 1: trained and shown as stored, not turned\n",
+            static_cast<long long>(s.exif_oriented), s.exif_oriented == 1 ? "" : "s");
+  else if (s.exif_oriented < 0)
+    Appendf(&out, "  EXIF orientations not recorded (packed before yolo-pack read them)\n");
   Appendf(&out, "  %-18s %10s %10s %10s\n", "", "min", "median", "max");
   const std::pair<const char*, const Spread*> rows[] = {
       {"image width", &s.width},     {"image height", &s.height},      {"aspect (w/h)", &s.aspect},
@@ -484,6 +490,7 @@ std::string SplitStatsToJson(const Dataset& dataset, const std::vector<SplitStat
                        {"crowd_boxes", s.crowd_boxes},
                        {"background", s.background},
                        {"skipped", s.skipped},
+                       {"exif_oriented", s.exif_oriented >= 0 ? Json(s.exif_oriented) : Json()},
                        {"shards", s.shards},
                        {"bytes", s.bytes},
                        {"image_width", SpreadToJson(s.width)},

@@ -64,12 +64,15 @@ Status EncodeRecord(const RecordInfo& info, std::string_view image, std::string*
     return Status::InvalidArgument("file name longer than 65535 bytes: " + info.file_name.substr(0, 64));
   if (info.boxes.size() > UINT32_MAX)
     return Status::InvalidArgument(info.file_name + ": too many boxes");
+  if (info.exif_orientation > 8)
+    return Status::InvalidArgument(info.file_name + ": EXIF orientation " + std::to_string(info.exif_orientation) +
+                                   " (1 to 8)");
   out->reserve(out->size() + kRecordHeaderSize + info.file_name.size() +
                kRecordBoxSize * info.boxes.size() + image.size());
   PutFixed32(out, kRecordMagic);
   PutFixed16(out, kRecordVersion);
   out->push_back(static_cast<char>(info.encoding));
-  out->push_back(0);
+  out->push_back(static_cast<char>(info.exif_orientation));
   PutFixed32(out, info.width);
   PutFixed32(out, info.height);
   PutFixed64(out, static_cast<uint64_t>(info.image_id));
@@ -97,8 +100,11 @@ Status RecordView::Parse(const uint8_t* data, size_t size, const std::string& wh
   const uint8_t encoding = data[6];
   if (encoding < 1 || encoding > 4)
     return Status::Corruption(where + ": unknown image encoding " + std::to_string(encoding));
+  if (data[7] > 8)
+    return Status::Corruption(where + ": EXIF orientation " + std::to_string(data[7]) + " (0 to 8)");
   RecordView v;
   v.encoding_ = static_cast<ImageEncoding>(encoding);
+  v.exif_orientation_ = data[7];
   v.width_ = DecodeFixed32(data + 8);
   v.height_ = DecodeFixed32(data + 12);
   v.image_id_ = static_cast<int64_t>(DecodeFixed64(data + 16));
@@ -145,6 +151,7 @@ RecordInfo RecordView::info() const {
   info.width = width_;
   info.height = height_;
   info.image_id = image_id_;
+  info.exif_orientation = exif_orientation_;
   info.file_name = std::string(file_name_);
   info.boxes = boxes();
   return info;

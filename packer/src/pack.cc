@@ -22,6 +22,7 @@
 #include "ffr/reader.h"
 #include "ffr/shard_writer.h"
 #include "ffyolo/cpus.h"
+#include "ffyolo/exif.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/output/disk_space.h"
@@ -257,6 +258,7 @@ class SplitPacker {
   std::string dir_;
   LabelIndex index_;
   std::vector<size_t> packed_from_;  // the source image of each sample of index_
+  int64_t exif_oriented_ = 0;        // of index_'s samples
   SplitInfo info_;
   std::atomic<int64_t> done_{0};
   std::atomic<uint64_t> bytes_{0};
@@ -285,6 +287,10 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   out->info = image.info;
   ImageFacts facts;
   s = inspector->Inspect(bytes, where, opt_.full_decode, &facts);
+  // Read from the original bytes: a --max-size re-encode below drops the EXIF block, not the record's byte.
+  if (s.ok() && facts.encoding == ImageEncoding::kJpeg)
+    out->info.exif_orientation =
+        static_cast<uint8_t>(JpegExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   if (s.ok()) s = ApplyImageFacts(facts, where, &out->info);
   if (s.ok() && shrinker != nullptr && facts.encoding == ImageEncoding::kJpeg) {
     std::string smaller;
@@ -407,6 +413,7 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
 
 void SplitPacker::AddToIndex(size_t image, const RecordInfo& info, uint64_t image_bytes) {
   index_.Add(info, image_bytes);
+  if (info.exif_orientation > 1) ++exif_oriented_;
   packed_from_.push_back(image);
 }
 
@@ -504,12 +511,14 @@ Status SplitPacker::Run(SplitInfo* result) {
     for (size_t b = 0; b < n; ++b) info_.crowd_boxes += index_.boxes(i)[b].iscrowd ? 1 : 0;
   }
   info_.shards = shards;
+  info_.exif_oriented = exif_oriented_;
   FFR_RETURN_IF_ERROR(MoveEvalBoxesToIndex());
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env, &info_.label_index_crc));
   summary_->images += info_.samples;
   summary_->boxes += info_.boxes;
   summary_->background += info_.background;
   summary_->skipped += info_.skipped;
+  summary_->exif_oriented += info_.exif_oriented;
   summary_->bytes += info_.bytes;
   *result = info_;
   return Status::OK();

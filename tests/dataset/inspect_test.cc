@@ -171,6 +171,23 @@ TEST_F(InspectTest, InfoJsonAndTextCarryTheSameNumbers) {
   while (header < lines.size() && lines[header].find("class") == std::string::npos) ++header;
   ASSERT_LT(header + 1, lines.size());
   EXPECT_EQ(lines[header + 1].find("  person "), 0u) << "the most frequent class comes first: " << lines[header + 1];
+  EXPECT_EQ(split["exif_oriented"], 0);  // coco128's JPEGs carry no orientation but 1
+  EXPECT_EQ(FormatSplitStats(stats).find("EXIF"), std::string::npos);  // nothing to say
+}
+
+// Images packed with an EXIF orientation other than 1 are counted in info's text and JSON; a dataset
+// packed before yolo-pack read EXIF says the orientations were not recorded.
+TEST_F(InspectTest, InfoCountsExifOrientedImages) {
+  SplitStats stats;
+  ASSERT_TRUE(ComputeSplitStats(*dataset_, kCocoSplit, &stats).ok());
+  stats.exif_oriented = 37;
+  EXPECT_NE(FormatSplitStats(stats).find("37 images with an EXIF orientation other than 1: trained and shown as "
+                                         "stored, not turned"),
+            std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(SplitStatsToJson(*dataset_, {stats}))["splits"][0]["exif_oriented"], 37);
+  stats.exif_oriented = -1;
+  EXPECT_NE(FormatSplitStats(stats).find("EXIF orientations not recorded"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(SplitStatsToJson(*dataset_, {stats}))["splits"][0]["exif_oriented"].is_null());
 }
 
 // ---- verify

@@ -41,6 +41,35 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(v.image_data()), v.image_size()), "IMAGEBYTES");
 }
 
+// Byte 7 holds the EXIF orientation: 1 to 8 as packed, 0 in records packed before it was read; more is
+// refused both ways.
+TEST(RecordTest, ExifOrientationRoundTripsInByte7) {
+  for (uint8_t orientation = 0; orientation <= 8; ++orientation) {
+    RecordInfo info = SampleInfo();
+    info.exif_orientation = orientation;
+    std::string rec;
+    ASSERT_TRUE(EncodeRecord(info, "IMAGE", &rec).ok());
+    EXPECT_EQ(static_cast<uint8_t>(rec[7]), orientation);
+    RecordView v;
+    ASSERT_TRUE(RecordView::Parse(reinterpret_cast<const uint8_t*>(rec.data()), rec.size(), "s0", &v).ok());
+    EXPECT_EQ(v.exif_orientation(), orientation);
+    EXPECT_EQ(v.info().exif_orientation, orientation);
+  }
+  EXPECT_EQ(RecordInfo().exif_orientation, 1);  // a record made without reading EXIF says "as stored"
+  RecordInfo info = SampleInfo();
+  info.exif_orientation = 9;
+  std::string rec;
+  EXPECT_TRUE(EncodeRecord(info, "IMAGE", &rec).IsInvalidArgument());
+  EXPECT_TRUE(rec.empty());  // nothing appended
+  info.exif_orientation = 8;
+  ASSERT_TRUE(EncodeRecord(info, "IMAGE", &rec).ok());
+  rec[7] = 9;
+  RecordView v;
+  const Status s = RecordView::Parse(reinterpret_cast<const uint8_t*>(rec.data()), rec.size(), "s0", &v);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("s0: EXIF orientation 9"), std::string::npos) << s.message();
+}
+
 TEST(RecordTest, HeaderBytesAreLittleEndianAsDocumented) {
   std::string rec;
   ASSERT_TRUE(EncodeRecord(SampleInfo(), "", &rec).ok());

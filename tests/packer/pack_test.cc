@@ -266,6 +266,57 @@ TEST(PackCoco128Test, AlignedPackHoldsTheSameRecords) {
   EXPECT_EQ(report.images, 128);
 }
 
+// `jpeg` with an APP1 EXIF block (little-endian TIFF, IFD0 holding only the orientation) after its SOI.
+std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation) {
+  const std::string tiff = std::string("II*\0\x08\0\0\0", 8) + std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10) +
+                           std::string(1, static_cast<char>(orientation)) + std::string(7, '\0');
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const size_t length = payload.size() + 2;
+  const std::string app1 = std::string("\xFF\xE1", 2) + static_cast<char>(length >> 8) +
+                           static_cast<char>(length & 0xFF) + payload;
+  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
+}
+
+// Each record keeps the EXIF orientation its JPEG carries, even when --max-size re-encodes it without the
+// block; the split counts those other than 1 and says so; sizes and boxes stay those of the stored pixels.
+TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
+  ScratchDir dir("exif");
+  std::vector<TinyImage> images = ThreeImages();
+  images[0].bytes = WithExifOrientation(MakeJpeg(64, 24, 3), 6);  // a portrait photo stored sideways
+  images[0].w = 64;
+  images[1].bytes = WithExifOrientation(images[1].bytes, 1);
+  images[2].bytes = WithExifOrientation(images[2].bytes, 3);
+  WriteCocoTree(dir / "src", "val2017", images);
+  for (int max_size : {0, 32}) {
+    SCOPED_TRACE("max_size " + std::to_string(max_size));
+    PackOptions o = Options(dir / "src", dir / ("out" + std::to_string(max_size) + ".ffr"));
+    o.max_size = max_size;
+    PackSummary sum;
+    const Status s = Pack(o, &sum);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(sum.exif_oriented, 2);
+    ASSERT_EQ(sum.manifest.splits.size(), 1u);
+    EXPECT_EQ(sum.manifest.splits[0].exif_oriented, 2);
+    std::unique_ptr<Dataset> d;
+    ASSERT_TRUE(Dataset::Open(o.output, &d).ok());
+    EXPECT_EQ(d->manifest().splits[0].exif_oriented, 2);  // through dataset.yaml
+    std::unique_ptr<ffr::Reader> r;
+    ASSERT_TRUE(d->OpenReader("val2017", ffr::ReaderOptions(), &r).ok());
+    ffr::ReadBuffer buf;
+    const std::vector<uint8_t> expected = {6, 1, 3};
+    for (int64_t i = 0; i < 3; ++i) {
+      ffr::Sample sample;
+      ASSERT_TRUE(r->Read(i, &buf, &sample).ok());
+      RecordView v;
+      ASSERT_TRUE(RecordView::Parse(sample.data, sample.size, r->Describe(i), &v).ok());
+      EXPECT_EQ(v.exif_orientation(), expected[i]) << v.file_name();
+    }
+    const LabelIndex index = LoadIndex(o.output, "val2017");
+    EXPECT_EQ(index.width(0), max_size ? 32u : 64u);  // the stored pixels' width, not turned
+    EXPECT_EQ(index.height(0), max_size ? 12u : 24u);
+  }
+}
+
 TEST(PackTest, InvalidAlignIsRefused) {
   ScratchDir dir("bad_align");
   WriteCocoTree(dir / "src", "val", {{"a.jpg", 32, 24, MakeJpeg(32, 24, 3), kBox}});

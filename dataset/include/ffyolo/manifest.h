@@ -40,6 +40,8 @@ struct SplitInfo {
   int64_t crowd_boxes = 0;  // iscrowd=1: COCO ignore regions
   int64_t background = 0;   // images without boxes
   int64_t skipped = 0;      // source images left out by --skip-bad
+  // Images whose EXIF orientation is not 1 (exif.h; trained as stored); -1: not recorded (packed before).
+  int64_t exif_oriented = -1;
   uint64_t bytes = 0;
   std::vector<ShardInfo> shards;
   std::string label_index = kLabelIndexFile;

@@ -48,6 +48,11 @@ struct RecordInfo {
   int64_t image_id = 0;   // the COCO image id
   std::string file_name;  // as in the source, e.g. "000000000009.jpg"
   std::vector<Box> boxes;
+  // The EXIF orientation the source image carries (exif.h: 1 to 8; 1 for
+  // non-JPEGs), whatever became of its bytes (--max-size re-encodes without
+  // it); 0: not recorded, in records packed before ffyolo read it. Width,
+  // height and boxes are of the image as stored, not turned.
+  uint8_t exif_orientation = 1;
 };
 
 inline constexpr uint32_t kRecordMagic = 0x31525946;  // "FYR1" little-endian
@@ -79,6 +84,7 @@ class RecordView {
   uint32_t width() const { return width_; }
   uint32_t height() const { return height_; }
   int64_t image_id() const { return image_id_; }
+  uint8_t exif_orientation() const { return exif_orientation_; }  // 0: not recorded
   std::string_view file_name() const { return file_name_; }
   size_t box_count() const { return box_count_; }
   Box box(size_t i) const;
@@ -92,6 +98,7 @@ class RecordView {
  private:
   ImageEncoding encoding_ = ImageEncoding::kJpeg;
   uint32_t width_ = 0, height_ = 0;
+  uint8_t exif_orientation_ = 0;
   int64_t image_id_ = 0;
   std::string_view file_name_;
   const uint8_t* boxes_ = nullptr;

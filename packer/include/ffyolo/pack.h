@@ -66,6 +66,7 @@ struct PackSummary {
   int64_t background = 0;
   int64_t skipped = 0;
   int64_t warnings = 0;
+  int64_t exif_oriented = 0;  // images whose EXIF orientation is not 1 (trained as stored)
   int64_t resumed_shards = 0;
   uint64_t bytes = 0;
   double seconds = 0;
