@@ -67,12 +67,21 @@ void FlipByte(const std::string& path, uint64_t offset) {
 }
 
 void BreakImageEnd(const std::string& shard, int64_t local) {
+  EditSample(shard, local, [&](std::string* sample) {
+    ASSERT_EQ(sample->substr(sample->size() - 2), "\xFF\xD9") << "sample " << local << " does not end with a JPEG EOI";
+    (*sample)[sample->size() - 2] = (*sample)[sample->size() - 1] = 0;
+  });
+}
+
+void EditSample(const std::string& shard, int64_t local, const std::function<void(std::string* sample)>& edit) {
   std::string data = ReadFileToString(shard);
   const ffr::ShardHeader header = ReadShardHeader(shard);
   ASSERT_LT(local, header.count());
-  const uint64_t end = header.offsets[local + 1];
-  ASSERT_EQ(data.substr(end - 2, 2), "\xFF\xD9") << "sample " << local << " does not end with a JPEG EOI";
-  data[end - 2] = data[end - 1] = 0;
+  std::string sample = data.substr(header.offsets[local], header.sample_size(local));
+  const size_t size = sample.size();
+  edit(&sample);
+  ASSERT_EQ(sample.size(), size) << "EditSample keeps the sample's length";
+  data.replace(header.offsets[local], size, sample);
   std::vector<uint32_t> crcs = header.crcs;
   crcs[local] = ffr::Crc32(data.data() + header.offsets[local], header.sample_size(local));
   const std::vector<uint64_t> offsets(header.offsets.begin(), header.offsets.end() - 1);

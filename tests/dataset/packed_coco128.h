@@ -49,6 +49,10 @@ void FlipByte(const std::string& path, uint64_t offset);
 // header and the manifest to match: damage that only an image check can see.
 void BreakImageEnd(const std::string& shard, int64_t local);
 
+// Applies `edit` to the bytes of sample `local` of `shard` (its length kept), then mends the sample's CRC, the
+// shard header and the manifest's record of it: damage that only a check of the record or image itself sees.
+void EditSample(const std::string& shard, int64_t local, const std::function<void(std::string* sample)>& edit);
+
 // Records `shard`'s header CRC (DATA/<split>/PART_xxxxx.ffr) in DATA's manifest, as a pack of a
 // source holding the damage would have.
 void RecordShardHeaderInManifest(const std::string& shard);

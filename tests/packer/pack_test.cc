@@ -18,6 +18,7 @@
 #include "ffyolo/dataset.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/pack.h"
+#include "dataset/packed_coco128.h"
 #include "dataset/tiny_images.h"
 #include "testing/test_env.h"
 
@@ -314,7 +315,19 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
     const LabelIndex index = LoadIndex(o.output, "val2017");
     EXPECT_EQ(index.width(0), max_size ? 32u : 64u);  // the stored pixels' width, not turned
     EXPECT_EQ(index.height(0), max_size ? 12u : 24u);
+    // verify checks the record's orientation against the image's own EXIF, where the image still has it.
+    VerifyReport clean;
+    ASSERT_TRUE(VerifyDataset(o.output, VerifyOptions(), &clean).ok());
+    EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].message);
   }
+  const std::string shard = (dir / "out0.ffr/val2017/PART_00000.ffr");
+  ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 5; }));
+  VerifyReport report;
+  ASSERT_TRUE(VerifyDataset(dir / "out0.ffr", VerifyOptions(), &report).ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_NE(report.problems[0].message.find("the image's EXIF orientation is 3 but the record says 5"),
+            std::string::npos)
+      << report.problems[0].message;
 }
 
 TEST(PackTest, InvalidAlignIsRefused) {
