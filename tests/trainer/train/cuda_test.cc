@@ -194,7 +194,7 @@ TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
 // One process's training step on the GPU (yolov5n, 3 classes, AMP, the sync-free loss), from the same
 // weights each time.
 struct GpuTraining : StepState {
-  explicit GpuTraining(bool channels_last) {
+  explicit GpuTraining(bool channels_last, bool sync_free_loss = true) {
     torch::manual_seed(0);
     StepOptions o;
     o.model_yaml = ResolveModelYaml("yolov5n");
@@ -203,7 +203,7 @@ struct GpuTraining : StepState {
     o.device = kGpu;
     o.format = MemoryFormatOf(channels_last);
     o.amp = true;
-    o.sync_free_loss = true;
+    o.sync_free_loss = sync_free_loss;
     const ffr::Status s = MakeStepState(o, this);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
@@ -253,6 +253,35 @@ TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
   for (size_t i = 0; i < weights[0].size(); ++i) {
     const double scale = weights[0][i].abs().max().item<double>() + 1e-6;
     EXPECT_LE(MaxDifference(weights[1][i], weights[0][i]), 1e-2 * scale) << "tensor " << i;
+  }
+}
+
+// Every variant of issue #30's step starts where the eager NCHW step does: the first step's loss of each
+// (channels-last, the sync-free loss, both, and captured) within AMP's noise of the NCHW eager one's, from
+// the same weights and batch.
+TEST(CudaTest, EveryVariantsFirstStepLossIsTheEagerNchwOnes) {
+  FFYOLO_REQUIRE_CUDA();
+  at::globalContext().setBenchmarkCuDNN(true);
+  torch::Tensor images, targets;
+  SeriesBatch(4, &images, &targets);
+  struct Variant {
+    const char* name;
+    bool channels_last, sync_free, captured;
+  };
+  double reference = 0;
+  for (const Variant& v : {Variant{"NCHW eager", false, false, false}, Variant{"channels-last", true, false, false},
+                           Variant{"sync-free loss", false, true, false}, Variant{"both", true, true, false},
+                           Variant{"captured", true, true, true}}) {
+    GpuTraining t(v.channels_last, v.sync_free);
+    std::unique_ptr<CapturedStep> captured;
+    if (v.captured) {
+      ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
+    }
+    const torch::Tensor batch = images.contiguous(MemoryFormatOf(v.channels_last));
+    const double loss = (captured ? captured->Step(batch, targets) : TrainStep(t.parts, batch, targets, true))
+                            .total.item<double>();
+    if (reference == 0) reference = loss;
+    EXPECT_NEAR(loss, reference, 1e-3 * std::abs(reference)) << v.name;
   }
 }
 
