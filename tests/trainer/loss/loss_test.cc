@@ -467,6 +467,37 @@ TEST(SyncFreeLossTest, RandomBatchesAndOneClass) {
   }
 }
 
+// Detect hands the loss a view over the convolution's memory, not a contiguous copy: the loss and its
+// gradients are those of the copy, in half (AMP) as in float, for both ways of building targets.
+TEST(ComputeLossTest, AStridedViewGivesTheLossOfItsContiguousCopy) {
+  at::manual_seed(22);
+  const int64_t bs = 2, nc = 4;
+  const at::Tensor targets = at::cat({at::randint(bs, {12, 1}).to(at::kFloat), at::randint(nc, {12, 1}).to(at::kFloat),
+                                      at::rand({12, 2}), at::rand({12, 2}) * 0.5 + 0.02},
+                                     1);
+  for (at::ScalarType type : {at::kFloat, at::kHalf}) {
+    for (bool sync_free : {false, true}) {
+      SCOPED_TRACE(std::string(type == at::kHalf ? "half" : "float") + (sync_free ? ", sync-free" : ""));
+      const ComputeLoss loss(ScaleLossGains(Hyp{}, nc, 3, 128), 0.0, nc, ThreeLevelAnchors(), sync_free);
+      std::vector<at::Tensor> views, copies;
+      for (int64_t s : {16, 8, 4}) {
+        // As Detect makes it from a channels-last convolution: memory (bs, ny, nx, na, no).
+        const at::Tensor memory = at::randn({bs, s, s, 3, 5 + nc}).to(type);
+        views.push_back(memory.permute({0, 3, 1, 2, 4}).detach().requires_grad_());
+        copies.push_back(views.back().detach().contiguous().requires_grad_());
+      }
+      ASSERT_FALSE(views[0].is_contiguous());
+      const LossOutput a = loss(views, targets), b = loss(copies, targets);
+      EXPECT_TRUE(a.items.equal(b.items)) << a.items << b.items;
+      a.total.backward();
+      b.total.backward();
+      for (size_t i = 0; i < views.size(); ++i)
+        EXPECT_TRUE(at::allclose(views[i].grad().to(at::kFloat), copies[i].grad().to(at::kFloat), 1e-6, 1e-9))
+            << "level " << i;
+    }
+  }
+}
+
 // A captured step pads its targets to a fixed count: the padding changes neither the loss nor the
 // gradients, with the selecting loss and the sync-free one, on a batch with focal loss and smoothing.
 TEST(PaddedTargetsTest, PaddingRowsChangeNoLossAndNoGradient) {

@@ -193,14 +193,16 @@ LossOutput ComputeLoss::operator()(const std::vector<at::Tensor>& predictions,
   at::Tensor lcls = at::zeros({1}, fopt);
   int64_t bs = 0;
   for (int64_t i = 0; i < nl_; ++i) {
-    const at::Tensor pi = predictions[i].to(at::kFloat);
+    // In float only what the loss reads (the positives' rows and the objectness channel), not all 5 + nc
+    // channels of every cell: the same values, a fraction of the traffic under AMP.
+    const at::Tensor& pi = predictions[i];
     TORCH_CHECK(pi.dim() == 5 && pi.size(1) == na_ && pi.size(4) == 5 + nc_, "ComputeLoss: level ",
                 i, " must be (bs, ", na_, ", ny, nx, ", 5 + nc_, "), got ", pi.sizes());
     const LevelTargets& lt = level_targets[i];
-    at::Tensor tobj = at::zeros(pi.sizes().slice(0, 4), pi.options());
+    at::Tensor tobj = at::zeros(pi.sizes().slice(0, 4), fopt);
     const int64_t n = lt.image.size(0);
     if (n) {
-      const at::Tensor ps = pi.index({lt.image, lt.anchor, lt.gj, lt.gi});  // (n, 5 + nc)
+      const at::Tensor ps = pi.index({lt.image, lt.anchor, lt.gj, lt.gi}).to(at::kFloat);  // (n, 5 + nc)
       const at::Tensor pxy = ps.narrow(1, 0, 2).sigmoid() * 2 - 0.5;
       const at::Tensor pwh = (ps.narrow(1, 2, 2).sigmoid() * 2).pow(2) * lt.anch;
       const at::Tensor iou = BboxIou(at::cat({pxy, pwh}, 1), lt.tbox, IouKind::kCIoU);
@@ -214,7 +216,7 @@ LossOutput ComputeLoss::operator()(const std::vector<at::Tensor>& predictions,
         lcls = lcls + PositivesMean(BceElements(pcls, t, cls_pw_), lt.kept);
       }
     }
-    lobj = lobj + BceElements(pi.select(4, 4), tobj, obj_pw_).mean() * balance_[i];
+    lobj = lobj + BceElements(pi.select(4, 4).to(at::kFloat), tobj, obj_pw_).mean() * balance_[i];
     bs = tobj.size(0);
   }
   lbox = lbox * box_gain_;

@@ -24,7 +24,9 @@ DetectOutput DetectImpl::forward(const std::vector<torch::Tensor>& inputs) {
   for (int64_t i = 0; i < nl_; ++i) {
     const torch::Tensor y = m->at<torch::nn::Conv2dImpl>(static_cast<size_t>(i)).forward(inputs[i]);
     const int64_t bs = y.size(0), ny = y.size(2), nx = y.size(3);
-    out.raw.push_back(y.view({bs, na_, no_, ny, nx}).permute({0, 1, 3, 4, 2}).contiguous());
+    // A view, not a copy: (bs, na, ny, nx, no) over the convolution's memory, whose layout in channels-last
+    // is already (bs, ny, nx, na, no). Its consumers index it or copy it anyway.
+    out.raw.push_back(y.view({bs, na_, no_, ny, nx}).permute({0, 1, 3, 4, 2}));
   }
   if (!is_training()) out.decoded = Decode(out.raw);
   return out;
