@@ -5,7 +5,8 @@
 # YOLOv5 v7.0's Python code on Debian's CPU torch 1.13, no CUDA toolkit needed); REFERENCE=0 leaves
 # it and its Debian packages out (the tests that need it then skip).
 # TORCH=cuda also installs LibTorch 2.11 (CUDA 13.0) from PyPI into .venv-cuda/ (TORCH_VENV),
-# for `TORCH=cuda bash scripts/build.sh`; it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
+# for `TORCH=cuda bash scripts/build.sh` (and numpy, for the Python package's checks against that torch);
+# it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${TORCH:-}" in
@@ -55,14 +56,15 @@ install_debian() {
 # through the wheel's RUNPATH) and typing_extensions for `import torch` (the CMake prefix path).
 install_torch_cuda() {
   local venv=${TORCH_VENV:-.venv-cuda}
-  if "$venv/bin/python" -c 'import sys, torch; sys.exit(torch.__version__ != "2.11.0+cu130")' 2>/dev/null; then
+  if "$venv/bin/python" -c 'import sys, torch, numpy; sys.exit(torch.__version__ != "2.11.0+cu130")' 2>/dev/null; then
     echo "install-deps: torch 2.11.0+cu130 in $venv"
     return
   fi
   echo "install-deps: installing torch 2.11.0 (CUDA 13.0) into $venv"
   python3 -m venv "$venv"
+  # numpy: the Python package's torch checks run against this torch too (python/tests/test_reference.py).
   "$venv/bin/pip" install --quiet --no-deps torch==2.11.0 \
-    nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile==1.15.1.6 typing_extensions
+    nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 nvidia-cufile==1.15.1.6 typing_extensions numpy
 }
 
 install_debian

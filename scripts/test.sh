@@ -10,7 +10,8 @@
 #   4. every libFuzzer target for FUZZ_SECONDS (default 10) from its seed corpus (scripts/fuzz.sh)
 # With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
 # 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
-# need is built there; the torch-free code and its tests ran in build/ already.
+# need is built there; the torch-free code and its tests ran in build/ already. Then the Python
+# package's torch checks against that torch 2.11 (.venv-cuda).
 # No test may take over TEST_TIMEOUT seconds (default 300): a hung or runaway test fails alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,7 @@ timeout=(--timeout "${TEST_TIMEOUT:-300}")
 if [ "${TORCH:-}" = cuda ]; then
   step "build-cuda/: what the torch tests need (LibTorch 2.11)" env BUILD_TARGETS=trainer_tests bash scripts/build.sh
   step "tests against LibTorch 2.11" ctest --test-dir build-cuda --output-on-failure -j "$JOBS" "${timeout[@]}" -L trainer "$@"
+  step "Python package's torch checks against torch 2.11" bash scripts/python-test.sh -k cuda_libtorch
   exit 0
 fi
 
