@@ -99,11 +99,12 @@ int Main(int argc, char** argv) {
               opt.output.c_str());
   if (summary.exif_oriented > 0)
     std::fprintf(stderr,
-                 "yolo-pack: warning: %lld image%s carry an EXIF orientation other than 1 (photos stored sideways or "
+                 "yolo-pack: warning: %lld %s an EXIF orientation other than 1 (photos stored sideways or "
                  "mirrored, as phones do): ffyolo trains on them as stored, not turned as OpenCV and YOLOv5 show "
                  "them, so labels drawn on the turned view do not fit; re-save them upright (yolo-ffr info counts "
                  "them per split)\n",
-                 static_cast<long long>(summary.exif_oriented), summary.exif_oriented == 1 ? "" : "s");
+                 static_cast<long long>(summary.exif_oriented),
+                 summary.exif_oriented == 1 ? "image carries" : "images carry");
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace ffyolo::testing {
@@ -9,6 +10,9 @@ namespace ffyolo::testing {
 // A baseline JPEG of noise (so the entropy-coded data is long), 1, 3 or 4
 // (CMYK, stored as YCCK) components, 4:2:0 when colour.
 std::string MakeJpeg(int width, int height, int components);
+
+// `jpeg` with an APP1 EXIF block after its SOI: a little-endian TIFF whose IFD0 holds the orientation alone.
+std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation);
 
 // An 8-bit RGB PNG of a grey ramp, every row filtered with `row_filter`
 // (0, none; PNG defines 0 to 4, so others make a PNG whose chunks and zlib

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "dataset/packed_coco128.h"
+#include "dataset/tiny_images.h"
 #include "ffyolo/manifest.h"
 #include "testing/test_env.h"
 
@@ -166,6 +167,51 @@ TEST_F(YoloFfrTest, AlignedPackReadsAsThePlainOne) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--align"), std::string::npos) << bad.err;
   EXPECT_NE(RunTool(YOLO_PACK, "--help").out.find("O_DIRECT"), std::string::npos);
+}
+
+// yolo-ffr batches: one line per batch with its CRC-32s, the same for any thread count, --limit honoured,
+// and validation's letterboxed batches with --val.
+TEST_F(YoloFfrTest, BatchesPrintsEachBatchsDigestWhateverTheThreads) {
+  const std::string common = "batches " + packed() + " --img 128 --batch 16 --seed 3 ";
+  const RunResult one = Run(common + "--workers 1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.lines(), 8u);
+  EXPECT_EQ(one.out.rfind("batch 0: 16 images 128x128, ", 0), 0u) << one.out;
+  EXPECT_NE(one.out.find("images crc32 "), std::string::npos);
+  EXPECT_EQ(Run(common + "--workers 3").out, one.out);
+  EXPECT_NE(Run(common + "--workers 2 --epoch 1").out, one.out);
+  EXPECT_EQ(Run(common + "--limit 2").lines(), 2u);
+  const RunResult val = Run(common + "--val --limit 1");
+  ASSERT_EQ(val.status, 0) << val.err;
+  EXPECT_EQ(val.out.rfind("batch 0: 16 images ", 0), 0u) << val.out;
+  EXPECT_EQ(Run(common + "--cache gpu").status, 2);
+  EXPECT_EQ(Run("batches " + packed() + " --split val2017").status, 1);
+}
+
+// A JPEG with an EXIF orientation other than 1: yolo-pack packs it, warns with the count and what it means,
+// and yolo-ffr info says so for the split.
+TEST_F(YoloFfrTest, PackWarnsOfExifOrientedImagesAndInfoCountsThem) {
+  const std::string src = *work_ / "exif";
+  fs::create_directories(src + "/images/train");
+  fs::create_directories(src + "/labels/train");
+  for (int i = 0; i < 3; ++i) {
+    const std::string jpeg = testing::MakeJpeg(48, 32, 3);
+    ASSERT_TRUE(testing::WriteStringToFile(src + "/images/train/" + std::to_string(i) + ".jpg",
+                                           i == 0 ? testing::WithExifOrientation(jpeg, 6) : jpeg));
+    ASSERT_TRUE(testing::WriteStringToFile(src + "/labels/train/" + std::to_string(i) + ".txt", "0 0.5 0.5 0.2 0.2\n"));
+  }
+  ASSERT_TRUE(testing::WriteStringToFile(src + "/data.yaml", "names: [thing]\n"));
+  const std::string out = *work_ / "exif.ffr";
+  const RunResult pack = RunTool(YOLO_PACK, src + " -o " + out);
+  ASSERT_EQ(pack.status, 0) << pack.err;
+  EXPECT_NE(pack.err.find("yolo-pack: warning: 1 image carries an EXIF orientation other than 1"), std::string::npos)
+      << pack.err;
+  EXPECT_NE(pack.err.find("re-save them upright"), std::string::npos) << pack.err;
+  const RunResult info = Run("info " + out);
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("1 image with an EXIF orientation other than 1"), std::string::npos) << info.out;
+  const RunResult verify = Run("verify " + out);
+  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
 }
 
 }  // namespace

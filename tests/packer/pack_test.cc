@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::MakeJpeg;
+using testing::WithExifOrientation;
 using testing::ReadFileToString;
 using testing::ScratchDir;
 using testing::WriteStringToFile;
@@ -265,17 +266,6 @@ TEST(PackCoco128Test, AlignedPackHoldsTheSameRecords) {
   for (const VerifyProblem& p : report.problems) ADD_FAILURE() << p.message;
   EXPECT_EQ(report.samples, 128);
   EXPECT_EQ(report.images, 128);
-}
-
-// `jpeg` with an APP1 EXIF block (little-endian TIFF, IFD0 holding only the orientation) after its SOI.
-std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation) {
-  const std::string tiff = std::string("II*\0\x08\0\0\0", 8) + std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10) +
-                           std::string(1, static_cast<char>(orientation)) + std::string(7, '\0');
-  const std::string payload = std::string("Exif\0\0", 6) + tiff;
-  const size_t length = payload.size() + 2;
-  const std::string app1 = std::string("\xFF\xE1", 2) + static_cast<char>(length >> 8) +
-                           static_cast<char>(length & 0xFF) + payload;
-  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
 }
 
 // Each record keeps the EXIF orientation its JPEG carries, even when --max-size re-encodes it without the
