@@ -14,6 +14,7 @@
 #endif
 
 #include "ffr/endian.h"
+#include "ffyolo/exif.h"
 #include "ffyolo/jpeg_header.h"
 #include "ffyolo/png_decode.h"
 
@@ -326,10 +327,18 @@ Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, Record
                                      "no width and height");
     return Status::OK();
   }
-  if ((info->width != 0 || info->height != 0) && (info->width != facts.width || info->height != facts.height))
+  if ((info->width != 0 || info->height != 0) && (info->width != facts.width || info->height != facts.height)) {
+    if (OrientationSwapsSides(info->exif_orientation) && info->width == facts.height && info->height == facts.width)
+      return Status::Corruption(
+          where + ": the image is " + std::to_string(facts.width) + "x" + std::to_string(facts.height) +
+          " as stored and " + std::to_string(facts.height) + "x" + std::to_string(facts.width) +
+          " as viewed with its EXIF orientation " + std::to_string(info->exif_orientation) +
+          ", the size the annotations give: they were drawn on the turned image, which ffyolo does not train on "
+          "yet (issue #32). Re-save the image upright (its pixels turned, the orientation removed) to pack it");
     return Status::Corruption(where + ": the image is " + std::to_string(facts.width) + "x" +
                               std::to_string(facts.height) + " but the annotations say " +
                               std::to_string(info->width) + "x" + std::to_string(info->height));
+  }
   info->width = facts.width;
   info->height = facts.height;
   return Status::OK();

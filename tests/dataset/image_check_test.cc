@@ -383,6 +383,31 @@ TEST(ApplyImageFactsTest, SizeMustMatchTheAnnotations) {
   EXPECT_EQ(from_yolo.encoding, ImageEncoding::kJpeg);
 }
 
+// A phone photo stored 40x30 with orientation 6 is 30x40 as viewed: a JSON giving 30x40 was drawn on the
+// turned image, which the refusal says, naming the orientation and the way out. Without the tag, or with
+// a 180° one that turns no sides, the plain mismatch.
+TEST(ApplyImageFactsTest, ASizeOfTheTurnedImageNamesTheExifOrientation) {
+  ImageFacts facts;
+  facts.encoding = ImageEncoding::kJpeg;
+  facts.width = 40;
+  facts.height = 30;
+  for (uint8_t orientation : {5, 6, 7, 8}) {
+    RecordInfo turned = SizedInfo(30, 40, {});
+    turned.exif_orientation = orientation;
+    const Status s = ApplyImageFacts(facts, "images/phone.jpg", &turned);
+    EXPECT_TRUE(s.IsCorruption());
+    EXPECT_THAT(s.message(), HasSubstr("images/phone.jpg: the image is 40x30 as stored and 30x40 as viewed with its "
+                                       "EXIF orientation " + std::to_string(orientation)));
+    EXPECT_THAT(s.message(), HasSubstr("Re-save the image upright"));
+  }
+  RecordInfo half_turn = SizedInfo(30, 40, {});
+  half_turn.exif_orientation = 3;
+  EXPECT_THAT(ApplyImageFacts(facts, "x", &half_turn).message(), HasSubstr("but the annotations say 30x40"));
+  RecordInfo stored_size = SizedInfo(40, 30, {});  // the JSON gives the stored size: packed as today
+  stored_size.exif_orientation = 6;
+  EXPECT_TRUE(ApplyImageFacts(facts, "x", &stored_size).ok());
+}
+
 TEST(ApplyImageFactsTest, OtherFormatNeedsSizeFromTheSource) {
   const ImageFacts other;  // kOther, size unknown
   RecordInfo unknown;

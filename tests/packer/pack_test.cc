@@ -310,6 +310,16 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
     ASSERT_TRUE(VerifyDataset(o.output, VerifyOptions(), &clean).ok());
     EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].message);
   }
+  // A JSON that gives the photo's size as viewed (24x64) was drawn on the turned image: refused, saying so.
+  images[0].w = 24;
+  images[0].h = 64;
+  WriteCocoTree(dir / "turned", "val2017", images);
+  PackSummary refused;
+  const Status turned = Pack(Options(dir / "turned", dir / "turned.ffr"), &refused);
+  EXPECT_TRUE(turned.IsCorruption()) << turned.ToString();
+  EXPECT_NE(turned.message().find("a.jpg: the image is 64x24 as stored and 24x64 as viewed with its EXIF orientation 6"),
+            std::string::npos)
+      << turned.message();
   const std::string shard = (dir / "out0.ffr/val2017/PART_00000.ffr");
   ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 5; }));
   VerifyReport report;

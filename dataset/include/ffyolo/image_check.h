@@ -81,7 +81,8 @@ Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string&
 
 // Sets info->encoding and info's size from `facts`. A size the source already
 // gave (COCO JSON) must equal the image's own; a kOther image needs the size
-// from the source.
+// from the source. One that equals the image's as viewed with its EXIF
+// orientation (info->exif_orientation, read before) is refused saying so.
 Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, RecordInfo* info);
 
 // A box edge may stick out of the image by this much of the image side (or
