@@ -92,13 +92,7 @@ int Batches(const std::string& path, ffyolo::LoaderOptions options, const std::s
             int64_t limit) {
   std::unique_ptr<ffyolo::Dataset> dataset;
   Status s = ffyolo::Dataset::Open(path, &dataset);
-  if (s.ok()) s = dataset->ResolveSplit(options.training, &options.split);
-  if (s.ok() && !cache.empty()) {
-    options.pixel_cache = true;
-    s = ffyolo::PixelCacheBackend(cache, &options.reader.backend);
-    ffyolo::PixelCacheSummary summary;
-    if (s.ok()) s = ffyolo::BuildPixelCache(*dataset, ffyolo::PixelCacheFor(options), &summary);
-  }
+  if (s.ok() && !cache.empty()) s = ffyolo::UsePixelCache(*dataset, cache, &options);
   options.on_bad_sample = [](const std::string& m) { std::fprintf(stderr, "yolo-ffr: %s\n", m.c_str()); };
   if (s.ok())
     s = ffyolo::DigestBatches(*dataset, options, epoch, limit, [](const ffyolo::BatchDigest& d) {

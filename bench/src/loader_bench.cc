@@ -1,4 +1,5 @@
 #include "ffyolo/loader_bench.h"
+#include "ffyolo/pixel_cache.h"
 
 #include <unistd.h>
 
@@ -86,8 +87,7 @@ Status BenchLoaderOptions(const Dataset& dataset, const LoaderBenchOptions& o, L
   lo->workers = o.workers;
   lo->decode_less = o.decode_less;
   lo->pixel_cache = !o.cache.empty();
-  if (o.cache == "ram") lo->reader.backend = ffr::IoBackend::kMmap;
-  return Status::OK();
+  return lo->pixel_cache ? PixelCacheBackend(o.cache, &lo->reader.backend) : Status::OK();
 }
 
 Status BenchLoader(const Dataset& dataset, const LoaderBenchOptions& o, BenchResult* result) {

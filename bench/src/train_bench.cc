@@ -119,9 +119,9 @@ Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* 
   return Status::OK();
 }
 
-// With o.cache, the loader reads the pixel cache through `cache_backend`.
+// With o.cache, the loader reads the pixel cache (built first, untimed).
 Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& hyp, const c10::Device& device,
-                ffr::IoBackend cache_backend, Training* t, TrainBenchResult* r) {
+                Training* t, TrainBenchResult* r) {
   PinnedBatchAllocator pinned;
   LoaderOptions lo;
   lo.training = true;
@@ -132,13 +132,8 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   lo.allocator = device.is_cuda() ? &pinned : nullptr;
   std::string bad;
   lo.on_bad_sample = [&bad](const std::string& m) { bad = m; };
-  if (!o.cache.empty()) {
-    lo.pixel_cache = true;
-    lo.pixel_cache_dir = o.cache_dir;
-    lo.reader.backend = cache_backend;
-    PixelCacheSummary summary;
-    FFR_RETURN_IF_ERROR(BuildPixelCache(dataset, PixelCacheFor(lo), &summary));
-  }
+  lo.pixel_cache_dir = o.cache_dir;
+  if (!o.cache.empty()) FFR_RETURN_IF_ERROR(UsePixelCache(dataset, o.cache, &lo));
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
   BatchTransfer transfer(loader.get(), device, t->model->memory_format());
@@ -185,8 +180,6 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
         o.workers < 1)
       return Status::InvalidArgument("yolo-bench train: --batch, --steps and --workers must be positive, "
                                      "--img a multiple of 32");
-    ffr::IoBackend cache_backend = ffr::IoBackend::kAuto;
-    if (!o.cache.empty()) FFR_RETURN_IF_ERROR(PixelCacheBackend(o.cache, &cache_backend));
     if (!o.cache.empty() && o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --cache needs --data");
     if (o.parts && o.cuda_graph)
@@ -219,7 +212,7 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     step.sync_free_loss = o.sync_free_loss;
     Training t;
     FFR_RETURN_IF_ERROR(SetUpTraining(o, step, &t));
-    FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, cache_backend, &t, r) : Ceiling(o, device, &t, r));
+    FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));
     r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);
     return Status::OK();
   });

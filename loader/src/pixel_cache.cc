@@ -503,6 +503,15 @@ Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend) {
   return Status::OK();
 }
 
+Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
+                     PixelCacheSummary* summary) {
+  FFR_RETURN_IF_ERROR(PixelCacheBackend(mode, &options->reader.backend));
+  if (options->split.empty()) FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options->training, &options->split));
+  options->pixel_cache = true;
+  PixelCacheSummary unused;
+  return BuildPixelCache(dataset, PixelCacheFor(*options), summary ? summary : &unused);
+}
+
 Status OpenPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
                       const ffr::ReaderOptions& reader_options, std::unique_ptr<ffr::Reader>* out) {
   PixelCacheOptions opt = options;

@@ -189,12 +189,7 @@ class PyLoader {
     ThrowIfError(s);
     {
       nb::gil_scoped_release release;
-      if (cache) {
-        s = PixelCacheBackend(*cache, &options_.reader.backend);
-        options_.pixel_cache = true;
-        PixelCacheSummary summary;
-        if (s.ok()) s = BuildPixelCache(*dataset_, PixelCacheFor(options_), &summary);
-      }
+      if (cache) s = UsePixelCache(*dataset_, *cache, &options_);
       if (s.ok()) s = dataset_->LoadLabelIndex(options_.split, &index_);
       if (s.ok()) s = Loader::Open(*dataset_, options_, &loader_);
     }

@@ -87,6 +87,12 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
 // them (kAuto). InvalidArgument for another mode.
 Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend);
 
+// Makes `options` read its split (resolved here when empty) from the pixel
+// cache in --cache `mode` (PixelCacheBackend), building the cache first unless
+// a complete, current one is there (BuildPixelCache; `summary` says which).
+Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
+                     PixelCacheSummary* summary = nullptr);
+
 // Opens a complete cache that matches `dataset` and `options` for reading
 // (reader_options picks the backend: kMmap for --cache ram, io_uring for disk).
 // Fails, saying why, for a missing, stale or incomplete cache.
