@@ -16,7 +16,6 @@
 #include "ffyolo/ema.h"
 #include "ffyolo/grad_scaler.h"
 #include "ffyolo/model.h"
-#include "ffyolo/torch_compat.h"
 
 namespace ffyolo {
 
@@ -42,12 +41,8 @@ struct CapturedStep::Impl {
   std::vector<at::Tensor> grads;        // the gradients it writes
 
   // The capture's part of TrainStep, on the current stream.
-  LossOutput ForwardBackward() {
-    if (parts.amp) compat::SetCudaAutocast(true);
-    DetectOutput out = parts.model->forward(images);
-    if (parts.amp) compat::SetCudaAutocast(false);
-    LossOutput l = (*parts.loss)(out.raw, targets);
-    parts.scaler->Scale(l.total).backward();
+  LossOutput ForwardBackwardClip() {
+    LossOutput l = ForwardBackward(parts, images, targets, /*update=*/true);
     parts.scaler->UnscaleOnDevice(*parts.optimizer);
     ClipGradNorm(params, 10.0);
     return l;
@@ -69,14 +64,14 @@ struct CapturedStep::Impl {
     {
       c10::cuda::CUDAStreamGuard on_side(side);
       for (int i = 0; i < 2; ++i) {
-        ForwardBackward();
+        ForwardBackwardClip();
         parts.optimizer->zero_grad();
       }
       at::autocast::set_autocast_cache_enabled(false);  // a cached cast would outlive the capture's memory
       graph = std::make_unique<at::cuda::CUDAGraph>();
       // Thread-local: the loader's threads go on allocating pinned memory, which a global capture refuses.
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-      loss = ForwardBackward();
+      loss = ForwardBackwardClip();
       graph->capture_end();
       at::autocast::set_autocast_cache_enabled(true);
       std::vector<at::Tensor> now = parts.model->buffers();

@@ -121,32 +121,44 @@ void SetGroupLrMomentum(torch::optim::OptimizerParamGroup& group, double lr, dou
   if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) sgd->momentum(momentum);
 }
 
-LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets, bool update) {
-  auto done = [&parts](const char* part) {
-    if (parts.after_part) parts.after_part(part);
-  };
+namespace {
+
+// The benchmark's per-part clock (TrainStepParts::after_part), when it is set.
+void Done(const TrainStepParts& parts, const char* part) {
+  if (parts.after_part) parts.after_part(part);
+}
+
+}  // namespace
+
+LossOutput ForwardBackward(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets,
+                           bool update) {
   if (parts.amp) compat::SetCudaAutocast(true);
   DetectOutput out = parts.model->forward(images);
   if (parts.amp) compat::SetCudaAutocast(false);
-  done("forward");
+  Done(parts, "forward");
   LossOutput loss = (*parts.loss)(out.raw, targets);
-  done("loss");
+  Done(parts, "loss");
   // The ranks' gradients are averaged: scaling by the world size keeps train.py's loss * WORLD_SIZE.
   const torch::Tensor total = parts.world > 1 ? loss.total * parts.world : loss.total;
   if (parts.gradient_sync) parts.gradient_sync->Prepare(update);  // accumulation steps do not communicate
   parts.scaler->Scale(parts.quad ? total * 4 : total).backward();
   if (parts.gradient_sync) parts.gradient_sync->Finish();
-  done("backward");
+  Done(parts, "backward");
+  return loss;
+}
+
+LossOutput TrainStep(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets, bool update) {
+  LossOutput loss = ForwardBackward(parts, images, targets, update);
   if (update) {
     parts.scaler->Unscale(*parts.optimizer);
     ClipGradNorm(parts.model->parameters(), 10.0);
-    done("unscale+clip");
+    Done(parts, "unscale+clip");
     parts.scaler->Step(*parts.optimizer);
     parts.scaler->Update();
     parts.optimizer->zero_grad();
-    done("step");
+    Done(parts, "step");
     parts.ema->Update(*parts.model);
-    done("ema");
+    Done(parts, "ema");
   }
   return loss;
 }

@@ -61,6 +61,12 @@ struct TrainStepParts {
 // Multi-tensor kernels, as torch's on CUDA: a few launches, not two per parameter.
 void ClipGradNorm(const std::vector<at::Tensor>& parameters, double max_norm);
 
+// TrainStep's first half: forward (under autocast when amp), the loss in float
+// and the scaled backward, the gradients all-reduced when `update`. What a
+// captured step (captured_step.h) records, with the unscale and clipping.
+LossOutput ForwardBackward(const TrainStepParts& parts, const at::Tensor& images, const at::Tensor& targets,
+                           bool update);
+
 // Forward (under autocast when amp), the loss in float, the scaled backward
 // and, when `update`, the optimizer step as train.py takes it: unscale, clip
 // the gradient norm to 10, step, update the scale, zero the gradients, update
