@@ -76,6 +76,10 @@ class Loader::Impl {
   void Worker(int id);
   void StopEpoch(std::unique_lock<std::mutex>* lock);
   void Assign(Slot* slot, int64_t batch);
+  // The slot holding `batch` while it is handed out, else null (released, or of an earlier Start). mu_ held.
+  Slot* HandedOutSlot(const Batch* batch);
+  // A handed-out slot given back: it takes the batch `prefetch` later, if the epoch has one. mu_ held.
+  void Recycle(Slot* slot);
   int BatchSize(int64_t batch) const;
   std::pair<int, int> BatchShape(int64_t batch) const;
   void Produce(SampleBuilder* builder, int64_t position, uint8_t* dst, std::vector<NormBox>* targets,
@@ -370,14 +374,23 @@ Status Loader::Impl::Next(const Batch** batch) {
   return Status::OK();
 }
 
+Loader::Impl::Slot* Loader::Impl::HandedOutSlot(const Batch* batch) {
+  Slot& slot = slots_[batch->index % slots_.size()];
+  return slot.assigned == batch->index && slot.handed_out ? &slot : nullptr;
+}
+
+void Loader::Impl::Recycle(Slot* slot) {
+  const int64_t next = slot->assigned + static_cast<int64_t>(slots_.size());
+  Assign(slot, next < batches_per_epoch_ ? next : -1);
+}
+
 void Loader::Impl::Release(const Batch* batch) {
   if (!batch) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Slot& slot = slots_[batch->index % slots_.size()];
-    if (slot.assigned != batch->index || !slot.handed_out) return;
-    const int64_t next = batch->index + static_cast<int64_t>(slots_.size());
-    Assign(&slot, next < batches_per_epoch_ ? next : -1);
+    Slot* slot = HandedOutSlot(batch);
+    if (!slot) return;
+    Recycle(slot);
   }
   work_cv_.notify_all();
 }
@@ -386,21 +399,18 @@ Status Loader::Impl::ReleaseKeepingImages(const Batch* batch, uint8_t** images, 
   *images = nullptr;
   *bytes = 0;
   if (!batch) return Status::OK();
-  const int64_t index = batch->index;  // the slot's Batch, which Assign turns into the next one
-  const size_t used = batch->image_bytes();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Slot& slot = slots_[batch->index % slots_.size()];
-    if (slot.assigned != batch->index || !slot.handed_out) return Status::OK();
-    auto* fresh = static_cast<uint8_t*>(opt_.allocator->Allocate(slot.capacity));
+    Slot* slot = HandedOutSlot(batch);
+    if (!slot) return Status::OK();
+    auto* fresh = static_cast<uint8_t*>(opt_.allocator->Allocate(slot->capacity));
     if (!fresh)
-      return Status::IOError("cannot allocate a new buffer of " + ByteSize(used) + " for the loader's batch " +
-                             std::to_string(index) + " to hand its images over");
-    *images = slot.memory;
-    *bytes = slot.capacity;
-    slot.memory = fresh;
-    const int64_t next = batch->index + static_cast<int64_t>(slots_.size());
-    Assign(&slot, next < batches_per_epoch_ ? next : -1);
+      return Status::IOError("cannot allocate a new buffer of " + ByteSize(batch->image_bytes()) +
+                             " for the loader's batch " + std::to_string(batch->index) + " to hand its images over");
+    *images = slot->memory;
+    *bytes = slot->capacity;
+    slot->memory = fresh;
+    Recycle(slot);  // the slot's Batch, *batch, now describes the next one
   }
   work_cv_.notify_all();
   return Status::OK();
