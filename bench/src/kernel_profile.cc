@@ -27,9 +27,10 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string Format(const char* format, double a, double b) {
+template <class... Numbers>
+std::string Format(const char* format, Numbers... numbers) {
   char line[64];
-  std::snprintf(line, sizeof line, format, a, b);
+  std::snprintf(line, sizeof line, format, numbers...);
   return line;
 }
 
@@ -61,7 +62,7 @@ std::string KernelProfileMarkdown(const std::vector<KernelTime>& kernels, const 
   }
   const double per_step = 1e3 / std::max(steps, 1);
   const auto share = [&](double seconds) { return total > 0 ? 100 * seconds / total : 0.0; };
-  std::string out = "Profiled: " + what + Format(", %.2f ms per step over %.0f steps.\n\n", total * per_step, steps);
+  std::string out = "Profiled: " + what + Format(", %.2f ms per step over %d steps.\n\n", total * per_step, steps);
   out += "| kind | kernels per step | ms per step | share |\n|---|---|---|---|\n";
   std::vector<std::pair<std::string, std::pair<int64_t, double>>> categories(by_category.begin(), by_category.end());
   std::sort(categories.begin(), categories.end(),
@@ -69,7 +70,7 @@ std::string KernelProfileMarkdown(const std::vector<KernelTime>& kernels, const 
   for (const auto& [category, sums] : categories)
     out += "| " + category + " | " + Format("%.0f | %.2f", static_cast<double>(sums.first) / std::max(steps, 1),
                                             sums.second * per_step) +
-           Format(" | %.1f %% |\n", share(sums.second), 0);
+           Format(" | %.1f %% |\n", share(sums.second));
   std::vector<KernelTime> sorted = kernels;
   std::sort(sorted.begin(), sorted.end(), [](const KernelTime& a, const KernelTime& b) { return a.seconds > b.seconds; });
   sorted.resize(std::min(top, sorted.size()));
@@ -79,7 +80,7 @@ std::string KernelProfileMarkdown(const std::vector<KernelTime>& kernels, const 
     std::replace(name.begin(), name.end(), '|', '/');
     out += "| `" + name + "` | " + KernelCategory(k.name) + " | " +
            Format("%.1f | %.3f", static_cast<double>(k.calls) / std::max(steps, 1), k.seconds * per_step) +
-           Format(" | %.1f %% |\n", share(k.seconds), 0);
+           Format(" | %.1f %% |\n", share(k.seconds));
   }
   return out;
 }
