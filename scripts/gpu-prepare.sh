@@ -16,7 +16,7 @@ DEST=${DEST:-gpu-deps}
 LIMIT_MIB=64
 packages=(
   liburing2 liburing-dev libturbojpeg0 libturbojpeg0-dev libjpeg62-turbo libjpeg62-turbo-dev
-  libyaml-cpp0.7 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd1 libzstd-dev zlib1g-dev
+  libyaml-cpp0.7 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libzstd1 libzstd-dev zlib1g zlib1g-dev
   libnuma1 libnuma-dev libisal2 libisal-dev libpng16-16 libpng-dev
   libopencv-core406 libopencv-core-dev libopencv-imgproc406 libopencv-imgproc-dev
   # what libopencv_core.so.406 loads beyond glibc, libstdc++ and zlib

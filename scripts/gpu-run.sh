@@ -5,15 +5,16 @@
 # reports it), runs the CUDA tests, and prints one table:
 #   1. model ceiling: the training step on a batch already on the GPU (AMP), images/s, yolov5s at 640,
 #      batch 64, in each variant of the step (NCHW, channels-last, + the sync-free loss, + the step
-#      captured as a CUDA graph), yolov5n likewise; kernel profiles of yolov5s' variants; its step part by
-#      part in NCHW and channels-last
+#      captured as a CUDA graph, + BatchNorm and SiLU fused), yolov5n likewise; kernel profiles of
+#      yolov5s' variants; its step part by part in NCHW and channels-last
 #   2. the CUDA tests, and the Python package's CUDA path (ffyolo.torch) against its CPU batches
 #   3. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
 #      640, 15 loader workers, decoding JPEGs and from the pixel cache: images/s, data-wait share,
 #      loader samples/s per CPU-second
 #   4. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
-#   5. end to end: yolo-train 2 epochs of yolov5s on the synthetic set, by default and in the fastest
-#      variant (its last epoch's images/s), then yolo-val of the last run's best.pt
+#   5. training results and end to end: yolo-train 3 epochs of yolov5s on the synthetic set with every
+#      variant off, every variant on, and every variant on with another seed (the run-to-run noise):
+#      each run's last-epoch images/s, final losses, mAP50 and mAP50-95
 #
 #   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--report DIR] [--short] [--build-only]
 #
@@ -22,7 +23,8 @@
 # table (table.md), the logs and the kernel profiles to --report (default: --out), at most 8 files, as
 # they are made (the device tool's $OUT). --build-only stops after the build (for measuring by hand in
 # the same call: it prints the environment to export first). --short, for a second call of a session:
-# the channels-last and CUDA-graph ceilings, the CUDA tests and yolo-train on 2,000 images, no more.
+# the CUDA-graph ceilings with and without the fused BatchNorm+SiLU, the CUDA tests, the training
+# results and the Python check, no more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=0
@@ -51,9 +53,8 @@ if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
   IMG=64 BATCH=4 STEPS=2 WARMUP=1 WORKERS=2 SYNTH_IMAGES=32 SYNTH_VAL=8 SYNTH_SIZE=(--min-size 64 --max-size 128)
   EPOCHS=1 MODEL=yolov5n SMALL=yolov5n
 else
-  IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_VAL=128 SYNTH_SIZE=(--size 640x480)
-  EPOCHS=2 MODEL=yolov5s SMALL=yolov5n
-  [ "$SHORT" = 0 ] || SYNTH_IMAGES=2000
+  IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_VAL=500 SYNTH_SIZE=(--size 640x480)
+  EPOCHS=3 MODEL=yolov5s SMALL=yolov5n
 fi
 
 # --- the build -------------------------------------------------------------------------------------
@@ -71,6 +72,12 @@ if [ -z "$BUILD_DIR" ]; then
     done
     # libjpeg-turbo's CMake targets name their libraries by absolute path (/usr/lib/...): into the prefix.
     find "$PREFIX/usr/lib" -name '*Targets-*.cmake' -exec sed -i "s|\"/usr/|\"$PREFIX/usr/|g" {} +
+    # So do some of Debian's symbolic links (libz.so -> /lib/.../libz.so.1.2.13): where the prefix has the
+    # target, into the prefix; left dangling, CMake takes the static library, which a shared object cannot link.
+    find "$PREFIX" -type l -lname '/*' | while read -r link; do
+      target=$(readlink "$link")
+      [ ! -e "$PREFIX$target" ] || ln -sfn "$PREFIX$target" "$link"
+    done
     touch "$PREFIX/.unpacked"
   fi
   arch=x86_64-linux-gnu
@@ -134,22 +141,33 @@ $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(fiel
 nchw=(--channels-last off)
 cl=(--channels-last on)
 graph=(--channels-last on --sync-free-loss --cuda-graph)
+fused=(--fused-bn-silu)
 [ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, NCHW" --cfg "$MODEL" "${nchw[@]}" --profile "$REPORT_DIR/profile-nchw.md"
-bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" "${cl[@]}" --profile "$REPORT_DIR/profile-channels-last.md"
+[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" "${cl[@]}" \
+  --profile "$REPORT_DIR/profile-channels-last.md"
 [ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${cl[@]}" --sync-free-loss
-[ "$DEVICE" = cpu ] || bench_train "ceiling $MODEL, channels-last + CUDA graph" --cfg "$MODEL" "${graph[@]}" \
-  --profile "$REPORT_DIR/profile-graph.md"
-if [ "$SMALL" != "$MODEL" ]; then
-  [ "$SHORT" = 1 ] || bench_train "ceiling $SMALL, NCHW" --cfg "$SMALL" "${nchw[@]}"
+bench_train "ceiling $MODEL, channels-last + fused BN-SiLU" --cfg "$MODEL" "${cl[@]}" "${fused[@]}"
+if [ "$DEVICE" != cpu ]; then
+  # A short call's report has room for this profile (at most 8 files), a full call's has not.
+  graph_profile=()
+  [ "$SHORT" = 0 ] || graph_profile=(--profile "$REPORT_DIR/profile-graph.md")
+  bench_train "ceiling $MODEL, channels-last + CUDA graph" --cfg "$MODEL" "${graph[@]}" "${graph_profile[@]}"
+  bench_train "ceiling $MODEL, channels-last + CUDA graph + fused BN-SiLU" --cfg "$MODEL" "${graph[@]}" "${fused[@]}" \
+    --profile "$REPORT_DIR/profile-graph-fused.md"
+fi
+if [ "$SMALL" != "$MODEL" ] && [ "$SHORT" = 0 ]; then
+  bench_train "ceiling $SMALL, NCHW" --cfg "$SMALL" "${nchw[@]}"
   bench_train "ceiling $SMALL, channels-last" --cfg "$SMALL" "${cl[@]}"
   bench_train "ceiling $SMALL, channels-last + CUDA graph" --cfg "$SMALL" "${graph[@]}"
+  bench_train "ceiling $SMALL, channels-last + CUDA graph + fused BN-SiLU" --cfg "$SMALL" "${graph[@]}" "${fused[@]}"
 fi
-# The fastest variant of the step: the pipeline and yolo-train run it.
+# The fastest variant of the step: the pipeline runs it.
 best=()
 best_rate=0
-for variant in "0 0 0:${nchw[*]}" "1 0 0:${cl[*]}" "1 1 0:${cl[*]} --sync-free-loss" "1 1 1:${graph[*]}"; do
-  read -r c s g <<<"${variant%%:*}"
-  rate=$(images_per_s "channels_last=$c sync_free_loss=$s cuda_graph=$g" "$MODEL")
+for variant in "0 0 0 0:${nchw[*]}" "1 0 0 0:${cl[*]}" "1 1 0 0:${cl[*]} --sync-free-loss" "1 0 0 1:${cl[*]} ${fused[*]}" \
+               "1 1 1 0:${graph[*]}" "1 1 1 1:${graph[*]} ${fused[*]}"; do
+  read -r c s g f <<<"${variant%%:*}"
+  rate=$(images_per_s "channels_last=$c sync_free_loss=$s cuda_graph=$g fused_bn_silu=$f" "$MODEL")
   if [ -n "$rate" ] && awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then
     best_rate=$rate
     read -ra best <<<"${variant#*:}"
@@ -188,6 +206,52 @@ if ! packed "$OUT_DIR/synth.ffr"; then
   "$BIN/yolo-pack" "$OUT_DIR/synth" -o "$OUT_DIR/synth.ffr" --force >/dev/null
   rm -rf "$OUT_DIR/synth"
 fi
+
+variant=${best[*]:+, ${best[*]}}
+if [ "$SHORT" = 0 ]; then
+bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
+# The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
+bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
+  --workers "$WORKERS" --cache ram "${best[@]}"
+
+line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
+allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
+$(field ms_per_all_reduce "$line") ms"
+fi
+
+# Training results: yolo-train with every variant off, every variant on, and every variant on with
+# another seed (how far two runs of one configuration land apart), validating each epoch; each run's
+# last epoch's images/s (its progress bar's) and its final losses and mAPs (results.csv).
+source scripts/lib/last-epoch.sh
+batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
+all_on=("${cl[@]}")
+[ "$DEVICE" = cpu ] || all_on=("${graph[@]}")
+all_on+=("${fused[@]}")
+final() {  # results.csv's last row: the named columns
+  awk -F, -v want="$2" 'NR == 1 {for (i = 1; i <= NF; i++) {gsub(/ /, "", $i); col[$i] = i}; next}
+    {line = $0} END {n = split(want, w, " "); split(line, v, ","); out = "";
+     for (i = 1; i <= n; i++) {x = v[col[w[i]]]; gsub(/ /, "", x); out = out (i > 1 ? " " : "") x}; print out}' "$1"
+}
+results=()
+for run in "all off:0:${nchw[*]}" "all on:0:${all_on[*]}" "all on, seed 1:1:${all_on[*]}"; do
+  IFS=: read -r label seed flags <<<"$run"
+  name=results-${label//[ ,]/}
+  # shellcheck disable=SC2086  # the flags are words
+  if "$BIN/yolo-train" --data "$OUT_DIR/synth.ffr" --cfg "$MODEL" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
+       --device "$DEVICE" --workers "$WORKERS" --seed "$seed" --project "$OUT_DIR/train" --name "$name" --exist-ok \
+       $flags >"$OUT_DIR/train-$name.log" 2>&1; then
+    read -r box obj cls map50 map <<<"$(final "$OUT_DIR/train/$name/results.csv" \
+      "train/box_loss train/obj_loss train/cls_loss metrics/mAP_0.5 metrics/mAP_0.5:0.95")"
+    results+=("| $label | $flags | $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH") | $box | $obj | $cls | $map50 | $map |")
+    cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
+  else
+    tail -n 20 "$OUT_DIR/train-$name.log" >&2
+    results+=("| $label | $flags | failed | | | | | |")
+    tests_passed=0
+  fi
+  printf '%s\n' "${results[-1]}" >>"$REPORT_DIR/rows.log"
+done
+
 # The Python package's CUDA path (ffyolo.torch: pinned buffers, side-stream copies), built there with the
 # machine's nanobind and scikit-build-core, checked against its CPU batches; its lines join ctest.log.
 python_check="not run (a CPU run, a tree built elsewhere, or no nanobind/scikit-build-core there)"
@@ -206,36 +270,6 @@ if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, 
 fi
 log "the Python package on CUDA: $python_check"
 
-variant=${best[*]:+, ${best[*]}}
-if [ "$SHORT" = 0 ]; then
-bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
-# The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
-bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
-  --workers "$WORKERS" --cache ram "${best[@]}"
-
-line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
-allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
-$(field ms_per_all_reduce "$line") ms"
-fi
-
-# yolo-train end to end, its last epoch's images/s as its progress bar timed it, by default and in the fastest variant.
-source scripts/lib/last-epoch.sh
-batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
-end_to_end=()
-for flags in "" "${best[*]}"; do
-  [ -n "$flags" ] || [ ${#end_to_end[@]} = 0 ] || continue
-  name=exp${flags:+-best}
-  # shellcheck disable=SC2086  # the flags are words
-  "$BIN/yolo-train" --data "$OUT_DIR/synth.ffr" --cfg "$MODEL" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
-    --device "$DEVICE" --workers "$WORKERS" --noval --project "$OUT_DIR/train" --name "$name" --exist-ok $flags \
-    >"$OUT_DIR/train-$name.log" 2>&1 || { tail -n 20 "$OUT_DIR/train-$name.log"; exit 1; }
-  end_to_end+=("${flags:-default}: $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH")")
-done
-cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
-"$BIN/yolo-val" --data "$OUT_DIR/synth.ffr" --weights "$OUT_DIR/train/$name/weights/best.pt" --img "$IMG" \
-  --device "$DEVICE" --workers "$WORKERS" --project "$OUT_DIR/val" --name exp --exist-ok >"$OUT_DIR/val.log" 2>&1
-all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", R " $5 ", mAP50 " $6 ", mAP50-95 " $7}')
-
 {
   echo "### $(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || echo "no GPU"), $(nproc) CPUs, device $DEVICE"
   echo
@@ -245,7 +279,13 @@ all=$(grep -E '^ +all ' "$OUT_DIR/val.log" | tail -n 1 | awk '{print "P " $4 ", 
   echo
   [ "$SHORT" = 1 ] || echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
   [ "$SHORT" = 1 ] || echo "- c10d: $allreduce"
-  echo "- end to end: yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth, $SYNTH_IMAGES images, --noval, the last epoch: $(printf '%s; ' "${end_to_end[@]}")yolo-val best.pt: $all"
+  echo
+  echo "yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth ($SYNTH_IMAGES images, validating on $SYNTH_VAL):"
+  echo
+  echo "| run | flags | last epoch | box loss | obj loss | cls loss | mAP50 | mAP50-95 |"
+  echo "|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${results[@]}"
+  echo
   echo "- ffyolo.torch on CUDA: $python_check"
   [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $REPORT_DIR/ctest.log"
 } | tee "$REPORT_DIR/table.md"

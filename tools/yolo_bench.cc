@@ -73,8 +73,9 @@ int RunTrain(const ffyolo::TrainBenchOptions& o, const std::string& profile_path
   if (!o.data.empty())
     std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
                 r.loader_samples_per_cpu_second());
-  std::printf(" channels_last=%d sync_free_loss=%d cuda_graph=%d gpu_mem_gb=%.2f loss=%.4g", r.channels_last ? 1 : 0,
-              o.sync_free_loss ? 1 : 0, o.cuda_graph ? 1 : 0, r.peak_memory_gb, r.last_loss);
+  std::printf(" channels_last=%d sync_free_loss=%d cuda_graph=%d fused_bn_silu=%d gpu_mem_gb=%.2f loss=%.4g",
+              r.channels_last ? 1 : 0, o.sync_free_loss ? 1 : 0, o.cuda_graph ? 1 : 0, o.fused_bn_silu ? 1 : 0,
+              r.peak_memory_gb, r.last_loss);
   for (const auto& [part, seconds] : r.part_seconds)
     std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
   std::printf("\n");
@@ -177,6 +178,7 @@ int Main(int argc, char** argv) {
   train->add_flag("--sync-free-loss", t.sync_free_loss, "The loss without host syncs (yolo-train --sync-free-loss)");
   train->add_flag("--cuda-graph", t.cuda_graph,
                   "Capture the step as a CUDA graph and replay it (with --sync-free-loss; see docs/gpu.md)");
+  train->add_flag("--fused-bn-silu", t.fused_bn_silu, "BatchNorm and SiLU as one fused function (yolo-train --fused-bn-silu)");
   std::string profile;
   train->add_option("--profile", profile,
                     "After the timed steps, profile " + std::to_string(kProfiledSteps) +

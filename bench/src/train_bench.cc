@@ -210,6 +210,7 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
     step.format = MemoryFormatOf(r->channels_last);
     step.amp = r->amp;
     step.sync_free_loss = o.sync_free_loss;
+    step.fused_bn_silu = o.fused_bn_silu;
     Training t;
     FFR_RETURN_IF_ERROR(SetUpTraining(o, step, &t));
     FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));

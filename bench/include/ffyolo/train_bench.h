@@ -39,6 +39,7 @@ struct TrainBenchOptions {
   std::string channels_last = "auto";
   bool sync_free_loss = false;  // ComputeLoss's sync_free (loss.h)
   bool cuda_graph = false;      // the step captured and replayed (captured_step.h); needs sync_free_loss
+  bool fused_bn_silu = false;   // BatchNorm and SiLU fused (bn_silu.h)
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "ffyolo/batch_transfer.h"
+#include "ffyolo/bn_silu.h"
 #include "ffyolo/captured_step.h"
 #include "ffyolo/ema.h"
 #include "ffyolo/communicator.h"
@@ -194,7 +195,7 @@ TEST(CudaTest, AnEpochOnTheGpuReportsItsMemory) {
 // One process's training step on the GPU (yolov5n, 3 classes, AMP, the sync-free loss), from the same
 // weights each time.
 struct GpuTraining : StepState {
-  explicit GpuTraining(bool channels_last, bool sync_free_loss = true) {
+  explicit GpuTraining(bool channels_last, bool sync_free_loss = true, bool fused_bn_silu = false) {
     torch::manual_seed(0);
     StepOptions o;
     o.model_yaml = ResolveModelYaml("yolov5n");
@@ -204,6 +205,7 @@ struct GpuTraining : StepState {
     o.format = MemoryFormatOf(channels_last);
     o.amp = true;
     o.sync_free_loss = sync_free_loss;
+    o.fused_bn_silu = fused_bn_silu;
     const ffr::Status s = MakeStepState(o, this);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
@@ -257,7 +259,7 @@ TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
 }
 
 // Every variant of issue #30's step starts where the eager NCHW step does: the first step's loss of each
-// (channels-last, the sync-free loss, both, and captured) within AMP's noise of the NCHW eager one's, from
+// (channels-last, the sync-free loss, both, captured, fused BN+SiLU eager and captured) within AMP's noise of the NCHW eager one's, from
 // the same weights and batch.
 TEST(CudaTest, EveryVariantsFirstStepLossIsTheEagerNchwOnes) {
   FFYOLO_REQUIRE_CUDA();
@@ -266,13 +268,15 @@ TEST(CudaTest, EveryVariantsFirstStepLossIsTheEagerNchwOnes) {
   SeriesBatch(4, &images, &targets);
   struct Variant {
     const char* name;
-    bool channels_last, sync_free, captured;
+    bool channels_last, sync_free, captured, fused_bn_silu;
   };
   double reference = 0;
-  for (const Variant& v : {Variant{"NCHW eager", false, false, false}, Variant{"channels-last", true, false, false},
-                           Variant{"sync-free loss", false, true, false}, Variant{"both", true, true, false},
-                           Variant{"captured", true, true, true}}) {
-    GpuTraining t(v.channels_last, v.sync_free);
+  for (const Variant& v :
+       {Variant{"NCHW eager", false, false, false, false}, Variant{"channels-last", true, false, false, false},
+        Variant{"sync-free loss", false, true, false, false}, Variant{"both", true, true, false, false},
+        Variant{"captured", true, true, true, false}, Variant{"fused BN+SiLU", true, false, false, true},
+        Variant{"captured, fused BN+SiLU", true, true, true, true}}) {
+    GpuTraining t(v.channels_last, v.sync_free, v.fused_bn_silu);
     std::unique_ptr<CapturedStep> captured;
     if (v.captured) {
       ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
@@ -283,6 +287,60 @@ TEST(CudaTest, EveryVariantsFirstStepLossIsTheEagerNchwOnes) {
     if (reference == 0) reference = loss;
     EXPECT_NEAR(loss, reference, 1e-3 * std::abs(reference)) << v.name;
   }
+}
+
+// The fused BN+SiLU kernels against BatchNorm2d then SiLU on the GPU, in half (AMP's case) and float,
+// on shapes that take each kernel path: channels a multiple of 8 (16-byte vectors) or not, up to the
+// widest (2048), 1x1 spatial, a mean far from 0; outputs, the three gradients and running statistics.
+TEST(CudaTest, FusedBnSiluEqualsTheUnfusedOps) {
+  FFYOLO_REQUIRE_CUDA();
+  struct Shape {
+    int64_t n, c, h, w;
+    double offset;
+  };
+  for (torch::ScalarType type : {torch::kHalf, torch::kFloat})
+    for (const Shape& s : {Shape{4, 3, 1, 1, 0}, Shape{8, 64, 40, 40, 0}, Shape{2, 2048, 3, 5, 0},
+                           Shape{3, 1000, 2, 2, 0}, Shape{16, 32, 80, 80, 4}, Shape{2, 13, 7, 9, 0}}) {
+      const std::string name = std::string(type == torch::kHalf ? "half " : "float ") + std::to_string(s.n) + "x" +
+                               std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w);
+      torch::Tensor got[7], want[7];
+      for (int fused = 0; fused < 2; ++fused) {
+        torch::manual_seed(11);
+        torch::nn::BatchNorm2d bn(torch::nn::BatchNorm2dOptions(s.c).eps(1e-3).momentum(0.03));
+        {
+          torch::NoGradGuard no_grad;
+          bn->weight.uniform_(0.5, 1.5);
+          bn->bias.uniform_(-0.5, 0.5);
+          bn->running_var.uniform_(0.5, 2);
+        }
+        bn->to(kGpu);
+        const torch::Tensor x = (torch::randn({s.n, s.c, s.h, s.w}, kGpu) * 2 + s.offset)
+                                    .to(type)
+                                    .contiguous(torch::MemoryFormat::ChannelsLast)
+                                    .requires_grad_(true);
+        const torch::Tensor weights = torch::randn({s.n, s.c, s.h, s.w}, kGpu).to(type);
+        ASSERT_TRUE(BnSiluTakes(x, *bn)) << name;
+        const torch::Tensor y = fused == 1 ? BnSilu(x, *bn) : torch::silu(bn->forward(x));
+        (y.to(torch::kFloat) * weights.to(torch::kFloat)).sum().backward();
+        torch::Tensor* out = fused == 1 ? got : want;
+        out[0] = y.detach();
+        out[1] = x.grad();
+        out[2] = bn->weight.grad();
+        out[3] = bn->bias.grad();
+        out[4] = bn->running_mean.clone();
+        out[5] = bn->running_var.clone();
+        out[6] = bn->num_batches_tracked.clone();
+      }
+      const char* what[] = {"y", "dx", "dweight", "dbias", "running_mean", "running_var"};
+      const double tolerance = type == torch::kHalf ? 1e-2 : 1e-4;
+      for (int i = 0; i < 6; ++i) {
+        const double scale = want[i].to(torch::kDouble).abs().max().item<double>() + 1e-6;
+        EXPECT_LT(MaxDifference(got[i], want[i]) / scale, tolerance) << name << ": " << what[i];
+      }
+      EXPECT_EQ(got[0].scalar_type(), type) << name;
+      EXPECT_TRUE(got[0].is_contiguous(torch::MemoryFormat::ChannelsLast)) << name;
+      EXPECT_EQ(got[6].item<int64_t>(), want[6].item<int64_t>()) << name;
+    }
 }
 
 // What a capture cannot hold is refused, saying why.

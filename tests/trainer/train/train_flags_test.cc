@@ -136,6 +136,8 @@ TEST_P(StepVariantTest, AnEpochHasTheSameLosses) {
 INSTANTIATE_TEST_SUITE_P(Variants, StepVariantTest,
                          ::testing::Values(StepVariant{"sync_free_loss",
                                                        [](TrainOptions* o, bool on) { o->sync_free_loss = on; }},
+                                           StepVariant{"fused_bn_silu",
+                                                       [](TrainOptions* o, bool on) { o->fused_bn_silu = on; }},
                                            StepVariant{"channels_last",
                                                        [](TrainOptions* o, bool on) {
                                                          o->channels_last = on ? "on" : "off";

@@ -125,6 +125,11 @@ void YoloModel::SetSyncBatchNorm(Communicator* comm) {
     if (auto* conv = module->as<ConvImpl>()) conv->SetSyncBatchNorm(comm);
 }
 
+void YoloModel::SetFusedBnSilu(bool on) {
+  for (const auto& module : DistinctModules(*this))
+    if (auto* conv = module->as<ConvImpl>()) conv->SetFusedBnSilu(on);
+}
+
 ffr::Status BuildModel(const ModelConfig& config, std::shared_ptr<YoloModel>* out) {
   // The parser caps the size (kMaxModelParameters), but a model under the cap
   // can still be more than this machine's memory: that, too, is an error that

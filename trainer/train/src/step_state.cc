@@ -19,6 +19,7 @@ ffr::Status MakeStepState(const StepOptions& o, StepState* s) {
     m->to(o.device);
     m->SetMemoryFormat(o.format);
   }
+  s->model->SetFusedBnSilu(o.fused_bn_silu);
   s->model->train();
   s->ema = std::make_unique<ModelEma>(s->ema_model, *s->model);
   s->loss = std::make_unique<ComputeLoss>(ScaleLossGains(o.hyp, o.nc, 3, o.img_size), 0.0, o.nc,

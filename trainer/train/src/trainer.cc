@@ -372,6 +372,7 @@ Status Trainer::State::BuildModels() {
   ema_model->to(device);
   model->SetMemoryFormat(MemoryFormatOf(channels_last));
   ema_model->SetMemoryFormat(MemoryFormatOf(channels_last));
+  model->SetFusedBnSilu(opt.fused_bn_silu);
   if (comm) {
     std::vector<torch::Tensor> state = model->parameters();
     for (const torch::Tensor& b : model->buffers()) state.push_back(b);

@@ -44,6 +44,8 @@ class YoloModel : public torch::nn::Module {
   c10::MemoryFormat memory_format() const { return memory_format_; }
   // Every BatchNorm normalizes with the job's global batch statistics in training (--sync-bn); nullptr: off.
   void SetSyncBatchNorm(Communicator* comm);
+  // Every Conv's BatchNorm and SiLU run as one fused function in training (--fused-bn-silu; bn_silu.h).
+  void SetFusedBnSilu(bool on);
 
   const ModelConfig& config() const { return config_; }
   int64_t nc() const { return config_.nc; }

@@ -1,8 +1,10 @@
 #include "ffyolo/modules/conv_module.h"
 
+#include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/linear.h>  // Identity
 #include <torch/utils.h>
 
+#include "ffyolo/bn_silu.h"
 #include "ffyolo/sync_batch_norm.h"
 
 namespace ffyolo {
@@ -42,7 +44,10 @@ ConvImpl::ConvImpl(const ConvArgs& args, const torch::nn::AnyModule& act) : args
 torch::Tensor ConvImpl::forward(const torch::Tensor& x) {
   if (fused()) return act_.forward(conv->forward(x));
   if (sync_bn_ && is_training()) return act_.forward(SyncBatchNorm2d(conv->forward(x), *bn, *sync_bn_));
-  return act_.forward(bn->forward(conv->forward(x)));
+  const torch::Tensor y = conv->forward(x);
+  if (fused_bn_silu_ && is_training() && act_.ptr()->as<torch::nn::SiLUImpl>() && BnSiluTakes(y, *bn))
+    return BnSilu(y, *bn);
+  return act_.forward(bn->forward(y));
 }
 
 FeatureShape ConvImpl::CountOps(const std::vector<FeatureShape>& inputs, OpCounts* counts) const {

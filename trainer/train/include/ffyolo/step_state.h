@@ -33,6 +33,7 @@ struct StepOptions {
   c10::MemoryFormat format = c10::MemoryFormat::Contiguous;
   bool amp = false;        // autocast and loss scaling (CUDA)
   bool sync_free_loss = false;
+  bool fused_bn_silu = false;  // YoloModel::SetFusedBnSilu
 };
 
 struct StepState {

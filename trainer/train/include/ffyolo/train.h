@@ -81,6 +81,9 @@ struct TrainOptions {
   // The step captured as a CUDA graph and replayed (captured_step.h), with the sync-free loss; batches of
   // another shape than the first train eagerly. One CUDA process; off until docs/gpu.md measures it.
   bool cuda_graph = false;
+  // Every Conv's BatchNorm and SiLU as one fused function in training (bn_silu.h): the same step with
+  // two passes over each activation fewer. Off until docs/gpu.md measures it.
+  bool fused_bn_silu = false;
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
   bool distributed = false;

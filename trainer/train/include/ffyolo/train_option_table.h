@@ -120,6 +120,11 @@ void VisitTrainOptions(Visit&& visit) {
           "docs/gpu.md)",
           nullptr, -1, OnResume::kLaunch},
         &O::cuda_graph);
+  visit(S{"--fused-bn-silu",
+          "Run each Conv's BatchNorm and SiLU as one fused CUDA function in training (the same step; the CPU runs "
+          "its slow host version; see docs/gpu.md)",
+          nullptr, -1, OnResume::kLaunch},
+        &O::fused_bn_silu);
   visit(S{"--sync-bn", "Synchronized BatchNorm over all ranks", "sync_bn", 28, kRestored, FlagGroup::kParallel},
         &O::sync_bn);
   visit(S{"--bind-numa", "Bind each worker to the NUMA node of its GPU (CPU runs: round robin)", nullptr, -1,

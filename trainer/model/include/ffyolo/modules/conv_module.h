@@ -34,6 +34,8 @@ class ConvImpl : public torch::nn::Module, public RowModule {
   bool fused() const { return bn.is_empty(); }
   // In training, normalize with the statistics of the whole job's batch (--sync-bn); nullptr: this rank's.
   void SetSyncBatchNorm(Communicator* comm) { sync_bn_ = comm; }
+  // In training, bn and a SiLU act as one fused function where it takes the input (bn_silu.h).
+  void SetFusedBnSilu(bool on) { fused_bn_silu_ = on; }
 
   torch::nn::Conv2d conv{nullptr};
   torch::nn::BatchNorm2d bn{nullptr};  // empty once fused
@@ -42,6 +44,7 @@ class ConvImpl : public torch::nn::Module, public RowModule {
   ConvArgs args_;
   torch::nn::AnyModule act_;
   Communicator* sync_bn_ = nullptr;
+  bool fused_bn_silu_ = false;
 };
 TORCH_MODULE(Conv);
 

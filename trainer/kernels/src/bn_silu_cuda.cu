@@ -1,0 +1,375 @@
+// The kernels of bn_silu_kernels.h. Forward: a reduction pass (per-channel sums, shifted by the
+// channel's first value), a per-channel finish (statistics, running statistics, scale and shift),
+// and an elementwise pass. Backward the same shape: sums of dz and dz·xhat, a per-channel finish
+// (dweight, dbias, the input gradient's coefficients), an elementwise pass. A thread reads W
+// consecutive channels of a row (W = 8: one 16-byte load of halves) so that a warp reads whole rows.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ffyolo/kernels/bn_silu_kernels.h"
+#include "ffyolo/kernels/bn_silu_math.h"
+
+namespace ffyolo::kernels {
+namespace {
+
+constexpr int kMaxReductionBlocks = 1024;
+constexpr int kFinishThreads = 128;  // a block per channel sums its blocks' partial sums
+constexpr int64_t kRowsPerReductionBlock = 128;
+constexpr int kElementwiseThreads = 256;
+constexpr int64_t kMaxElementwiseBlocks = 8192;
+
+// W consecutive channels of one row, as floats.
+template <typename T, int W>
+struct Lanes;
+template <>
+struct Lanes<__half, 8> {
+  static __device__ void Load(const __half* p, float* v) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = __half22float2(h[i]);
+      v[2 * i] = f.x;
+      v[2 * i + 1] = f.y;
+    }
+  }
+  static __device__ void Store(__half* p, const float* v) {
+    uint4 raw;
+    __half2* h = reinterpret_cast<__half2*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+    *reinterpret_cast<uint4*>(p) = raw;
+  }
+};
+template <>
+struct Lanes<float, 8> {
+  static __device__ void Load(const float* p, float* v) {
+    const float4 a = reinterpret_cast<const float4*>(p)[0];
+    const float4 b = reinterpret_cast<const float4*>(p)[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  }
+  static __device__ void Store(float* p, const float* v) {
+    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  }
+};
+template <typename T>
+struct Lanes<T, 1> {
+  static __device__ void Load(const T* p, float* v) { v[0] = static_cast<float>(*p); }
+  static __device__ void Store(T* p, const float* v) { *p = static_cast<T>(v[0]); }
+};
+
+// How a reduction pass covers the data: each block's threads hold `vectors` W-channel vectors of a
+// row side by side, rows_per_pass rows at a time.
+struct Reduction {
+  int width;
+  int vectors;
+  int threads;
+  int rows_per_pass;
+  int blocks;
+  size_t shared_bytes;
+};
+int ReductionBlocks(int64_t rows) {
+  return static_cast<int>(std::clamp<int64_t>((rows + kRowsPerReductionBlock - 1) / kRowsPerReductionBlock, 1,
+                                              kMaxReductionBlocks));
+}
+Reduction ReductionFor(int64_t rows, int64_t channels) {
+  Reduction r;
+  r.width = channels % 8 == 0 ? 8 : 1;
+  r.vectors = static_cast<int>(channels / r.width);
+  r.threads = r.vectors <= 256 ? 256 : (r.vectors + 31) / 32 * 32;
+  r.rows_per_pass = r.threads / r.vectors;
+  r.blocks = ReductionBlocks(rows);
+  r.shared_bytes = 2 * static_cast<size_t>(r.rows_per_pass) * static_cast<size_t>(channels) * sizeof(float);
+  return r;
+}
+
+// This block's per-channel sums of two quantities into partials[block][0 or 1][channel].
+template <int W>
+__device__ void StoreBlockSums(const float* s1, const float* s2, int vector, int lane, int rows_per_pass,
+                               int64_t channels, float* partials) {
+  extern __shared__ float shared[];
+  float* sh1 = shared;
+  float* sh2 = shared + rows_per_pass * channels;
+  if (lane < rows_per_pass)
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+      sh1[lane * channels + vector * W + i] = s1[i];
+      sh2[lane * channels + vector * W + i] = s2[i];
+    }
+  __syncthreads();
+  for (int64_t c = threadIdx.x; c < channels; c += blockDim.x) {
+    float t1 = 0, t2 = 0;
+    for (int r = 0; r < rows_per_pass; ++r) {
+      t1 += sh1[r * channels + c];
+      t2 += sh2[r * channels + c];
+    }
+    partials[(2 * static_cast<int64_t>(blockIdx.x)) * channels + c] = t1;
+    partials[(2 * static_cast<int64_t>(blockIdx.x) + 1) * channels + c] = t2;
+  }
+}
+
+template <typename T, int W>
+__global__ void ForwardSums(const T* x, int64_t rows, int64_t channels, int rows_per_pass, float* partials) {
+  const int vectors = static_cast<int>(channels / W);
+  const int vector = threadIdx.x % vectors;
+  const int lane = threadIdx.x / vectors;
+  float pivot[W], s1[W] = {}, s2[W] = {};
+  Lanes<T, W>::Load(x + vector * W, pivot);
+  if (lane < rows_per_pass)
+#pragma unroll 4
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_pass + lane; row < rows;
+         row += static_cast<int64_t>(gridDim.x) * rows_per_pass) {
+      float v[W];
+      Lanes<T, W>::Load(x + row * channels + vector * W, v);
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const float d = v[i] - pivot[i];
+        s1[i] += d;
+        s2[i] += d * d;
+      }
+    }
+  StoreBlockSums<W>(s1, s2, vector, lane, rows_per_pass, channels, partials);
+}
+
+// Channel blockIdx.x's two sums over the reduction's blocks, in double, to thread 0 of this block
+// (kFinishThreads threads).
+__device__ bool SumPartials(const float* partials, int blocks, int64_t channels, double* sum1, double* sum2) {
+  const int64_t c = blockIdx.x;
+  double t1 = 0, t2 = 0;
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
+    t1 += partials[(2 * static_cast<int64_t>(b)) * channels + c];
+    t2 += partials[(2 * static_cast<int64_t>(b) + 1) * channels + c];
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    t1 += __shfl_down_sync(0xffffffffu, t1, offset);
+    t2 += __shfl_down_sync(0xffffffffu, t2, offset);
+  }
+  __shared__ double warp_sums[2][kFinishThreads / 32];
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) {
+    warp_sums[0][warp] = t1;
+    warp_sums[1][warp] = t2;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return false;
+  *sum1 = 0;
+  *sum2 = 0;
+  for (int w = 0; w < kFinishThreads / 32; ++w) {
+    *sum1 += warp_sums[0][w];
+    *sum2 += warp_sums[1][w];
+  }
+  return true;
+}
+
+template <typename T>
+__global__ void FinishForward(const T* x, const float* partials, int blocks, int64_t rows, int64_t channels,
+                              const float* weight, const float* bias, float* running_mean, float* running_var,
+                              double momentum, double eps, float* stats) {
+  double sum, sum_squares;
+  if (!SumPartials(partials, blocks, channels, &sum, &sum_squares)) return;
+  const int64_t c = blockIdx.x;
+  const ChannelStats s = StatsFromShiftedSums(static_cast<float>(x[c]), sum, sum_squares, rows, eps);
+  UpdateRunningStats(s, rows, momentum, running_mean + c, running_var + c);
+  const ChannelAffine affine = AffineFromStats(s, weight[c], bias[c]);
+  stats[c] = static_cast<float>(s.mean);
+  stats[channels + c] = static_cast<float>(s.invstd);
+  stats[2 * channels + c] = static_cast<float>(affine.scale);
+  stats[3 * channels + c] = static_cast<float>(affine.shift);
+}
+
+template <typename T, int W>
+__global__ void ForwardElements(const T* x, T* y, int64_t vectors, int64_t channels, const float* stats) {
+  const float* scale = stats + 2 * channels;
+  const float* shift = stats + 3 * channels;
+  const int64_t vectors_per_row = channels / W;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c0 = (i % vectors_per_row) * W;
+    float v[W];
+    Lanes<T, W>::Load(x + i * W, v);
+#pragma unroll
+    for (int k = 0; k < W; ++k) v[k] = BnSiluForward(v[k], scale[c0 + k], shift[c0 + k]);
+    Lanes<T, W>::Store(y + i * W, v);
+  }
+}
+
+template <typename T, int W>
+__global__ void BackwardSums(const T* x, const T* dy, int64_t rows, int64_t channels, int rows_per_pass,
+                             const float* stats, float* partials) {
+  const int vectors = static_cast<int>(channels / W);
+  const int vector = threadIdx.x % vectors;
+  const int lane = threadIdx.x / vectors;
+  float mean[W], invstd[W], scale[W], shift[W], s1[W] = {}, s2[W] = {};
+#pragma unroll
+  for (int i = 0; i < W; ++i) {
+    const int64_t c = vector * W + i;
+    mean[i] = stats[c];
+    invstd[i] = stats[channels + c];
+    scale[i] = stats[2 * channels + c];
+    shift[i] = stats[3 * channels + c];
+  }
+  if (lane < rows_per_pass)
+#pragma unroll 4
+    for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_pass + lane; row < rows;
+         row += static_cast<int64_t>(gridDim.x) * rows_per_pass) {
+      float xv[W], g[W];
+      Lanes<T, W>::Load(x + row * channels + vector * W, xv);
+      Lanes<T, W>::Load(dy + row * channels + vector * W, g);
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const float dz = PreActivationGrad(g[i], xv[i], scale[i], shift[i]);
+        s1[i] += dz;
+        s2[i] += dz * (xv[i] - mean[i]) * invstd[i];
+      }
+    }
+  StoreBlockSums<W>(s1, s2, vector, lane, rows_per_pass, channels, partials);
+}
+
+// coefficients: [3][channels], k, a and b of BnSiluInputGrad.
+__global__ void FinishBackward(const float* partials, int blocks, int64_t rows, int64_t channels,
+                               const float* weight, const float* stats, float* dweight, float* dbias,
+                               float* coefficients) {
+  double sum_dz, sum_dz_xhat;
+  if (!SumPartials(partials, blocks, channels, &sum_dz, &sum_dz_xhat)) return;
+  const int64_t c = blockIdx.x;
+  dbias[c] = static_cast<float>(sum_dz);
+  dweight[c] = static_cast<float>(sum_dz_xhat);
+  const InputGradCoefficients g = InputGradFromSums(sum_dz, sum_dz_xhat, rows, weight[c], stats[channels + c]);
+  coefficients[c] = static_cast<float>(g.k);
+  coefficients[channels + c] = static_cast<float>(g.a);
+  coefficients[2 * channels + c] = static_cast<float>(g.b);
+}
+
+template <typename T, int W>
+__global__ void BackwardElements(const T* x, const T* dy, T* dx, int64_t vectors, int64_t channels,
+                                 const float* stats, const float* coefficients) {
+  const float* mean = stats;
+  const float* scale = stats + 2 * channels;
+  const float* shift = stats + 3 * channels;
+  const int64_t vectors_per_row = channels / W;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t c0 = (i % vectors_per_row) * W;
+    float xv[W], g[W];
+    Lanes<T, W>::Load(x + i * W, xv);
+    Lanes<T, W>::Load(dy + i * W, g);
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const int64_t c = c0 + k;
+      const float dz = PreActivationGrad(g[k], xv[k], scale[c], shift[c]);
+      g[k] = BnSiluInputGrad(dz, xv[k], mean[c], coefficients[c], coefficients[channels + c],
+                             coefficients[2 * channels + c]);
+    }
+    Lanes<T, W>::Store(dx + i * W, g);
+  }
+}
+
+int ElementwiseBlocks(int64_t vectors) {
+  return static_cast<int>(
+      std::clamp<int64_t>((vectors + kElementwiseThreads - 1) / kElementwiseThreads, 1, kMaxElementwiseBlocks));
+}
+
+bool Aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+const char* LastError() {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? nullptr : cudaGetErrorString(e);
+}
+
+template <typename T, int W>
+void LaunchForward(const T* x, T* y, int64_t rows, int64_t channels, const float* weight, const float* bias,
+                   float* running_mean, float* running_var, double momentum, double eps, float* stats,
+                   float* partials, cudaStream_t stream) {
+  const Reduction r = ReductionFor(rows, channels);
+  ForwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, rows, channels, r.rows_per_pass, partials);
+  FinishForward<T><<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(x, partials, r.blocks, rows, channels, weight, bias,
+                                                                running_mean, running_var, momentum, eps, stats);
+  const int64_t vectors = rows * channels / W;
+  ForwardElements<T, W><<<ElementwiseBlocks(vectors), kElementwiseThreads, 0, stream>>>(x, y, vectors, channels,
+                                                                                         stats);
+}
+
+template <typename T, int W>
+void LaunchBackward(const T* x, const T* dy, T* dx, int64_t rows, int64_t channels, const float* weight,
+                    const float* stats, float* dweight, float* dbias, float* partials, cudaStream_t stream) {
+  const Reduction r = ReductionFor(rows, channels);
+  float* coefficients = partials + 2 * static_cast<int64_t>(r.blocks) * channels;
+  BackwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, dy, rows, channels, r.rows_per_pass, stats,
+                                                                       partials);
+  FinishBackward<<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(partials, r.blocks, rows, channels, weight, stats,
+                                                              dweight, dbias, coefficients);
+  const int64_t vectors = rows * channels / W;
+  BackwardElements<T, W><<<ElementwiseBlocks(vectors), kElementwiseThreads, 0, stream>>>(x, dy, dx, vectors, channels,
+                                                                                          stats, coefficients);
+}
+
+}  // namespace
+
+bool BnSiluCudaTakes(int64_t channels) {
+  return channels > 0 && (channels <= 1024 || (channels % 8 == 0 && channels <= 2048));
+}
+
+int64_t BnSiluCudaWorkspace(int64_t rows, int64_t channels) {
+  return (2 * static_cast<int64_t>(ReductionBlocks(rows)) + 3) * channels;
+}
+
+const char* BnSiluForwardCuda(Element element, const void* x, void* y, int64_t rows, int64_t channels,
+                              const float* weight, const float* bias, float* running_mean, float* running_var,
+                              double momentum, double eps, float* stats, float* workspace, void* stream) {
+  if (!BnSiluCudaTakes(channels)) return "fused BN+SiLU: too many channels";
+  if (channels % 8 == 0 && !(Aligned(x) && Aligned(y))) return "fused BN+SiLU: data not 16-byte aligned";
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (element == Element::kHalf) {
+    const auto* xh = static_cast<const __half*>(x);
+    auto* yh = static_cast<__half*>(y);
+    if (channels % 8 == 0)
+      LaunchForward<__half, 8>(xh, yh, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
+                               workspace, s);
+    else
+      LaunchForward<__half, 1>(xh, yh, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
+                               workspace, s);
+  } else {
+    const auto* xf = static_cast<const float*>(x);
+    auto* yf = static_cast<float*>(y);
+    if (channels % 8 == 0)
+      LaunchForward<float, 8>(xf, yf, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
+                              workspace, s);
+    else
+      LaunchForward<float, 1>(xf, yf, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
+                              workspace, s);
+  }
+  return LastError();
+}
+
+const char* BnSiluBackwardCuda(Element element, const void* x, const void* dy, void* dx, int64_t rows,
+                               int64_t channels, const float* weight, const float* stats, float* dweight,
+                               float* dbias, float* workspace, void* stream) {
+  if (!BnSiluCudaTakes(channels)) return "fused BN+SiLU: too many channels";
+  if (channels % 8 == 0 && !(Aligned(x) && Aligned(dy) && Aligned(dx)))
+    return "fused BN+SiLU: data not 16-byte aligned";
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (element == Element::kHalf) {
+    const auto* xh = static_cast<const __half*>(x);
+    const auto* gh = static_cast<const __half*>(dy);
+    auto* dxh = static_cast<__half*>(dx);
+    if (channels % 8 == 0)
+      LaunchBackward<__half, 8>(xh, gh, dxh, rows, channels, weight, stats, dweight, dbias, workspace, s);
+    else
+      LaunchBackward<__half, 1>(xh, gh, dxh, rows, channels, weight, stats, dweight, dbias, workspace, s);
+  } else {
+    const auto* xf = static_cast<const float*>(x);
+    const auto* gf = static_cast<const float*>(dy);
+    auto* dxf = static_cast<float*>(dx);
+    if (channels % 8 == 0)
+      LaunchBackward<float, 8>(xf, gf, dxf, rows, channels, weight, stats, dweight, dbias, workspace, s);
+    else
+      LaunchBackward<float, 1>(xf, gf, dxf, rows, channels, weight, stats, dweight, dbias, workspace, s);
+  }
+  return LastError();
+}
+
+}  // namespace ffyolo::kernels
