@@ -263,7 +263,7 @@ if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, 
        . >>"$REPORT_DIR/ctest.log" 2>&1 &&
      PYTHONPATH=/tmp/ffyolo-python python3 python/tests/gpu/torch_cuda_check.py "$OUT_DIR/synth.ffr" \
        --workers "$WORKERS" >>"$REPORT_DIR/ctest.log" 2>&1; then
-    python_check=$(grep '^torch_cuda_check' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
+    python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
   else
     tests_passed=0
   fi

@@ -7,11 +7,25 @@ per check and exits non-zero on a failure.
 """
 
 import argparse
+import faulthandler
+import sys
 import time
 
-import torch
+# A crash in native code (the 2026-11-27 call died of a segmentation fault before its first line) prints
+# the Python stack that led to it.
+faulthandler.enable()
 
-import ffyolo.torch
+
+def stage(text: str) -> None:
+    print(f"torch_cuda_check (stage): {text}", file=sys.stderr, flush=True)
+
+
+import torch  # noqa: E402
+
+stage(f"torch {torch.__version__}, CUDA available: {torch.cuda.is_available()}")
+import ffyolo.torch  # noqa: E402
+
+stage("ffyolo.torch imported")
 
 parser = argparse.ArgumentParser()
 parser.add_argument("data")
@@ -23,7 +37,9 @@ args = parser.parse_args()
 options = dict(img=args.img, batch=args.batch, workers=args.workers, seed=7)
 
 on_gpu = ffyolo.torch.Loader(args.data, device="cuda", **options)
+stage("the CUDA loader is open (its buffers pinned)")
 on_cpu = ffyolo.torch.Loader(args.data, **options)
+stage("the CPU loader is open")
 checked = 0
 for (gi, gt, gp, _), (ci, ct, cp, _) in zip(on_gpu, on_cpu):
     assert gi.is_cuda and gt.is_cuda, (gi.device, gt.device)
@@ -31,6 +47,7 @@ for (gi, gt, gp, _), (ci, ct, cp, _) in zip(on_gpu, on_cpu):
     assert torch.equal(gt.cpu(), ct), f"batch {checked}: the targets differ"
     assert gp == cp
     checked += 1
+    stage(f"batch {checked} equal")
     if checked == 8:
         break
 print(f"torch_cuda_check: {checked} batches on the GPU equal the CPU loader's, byte for byte")
