@@ -286,8 +286,8 @@ void LaunchForward(const T* x, T* y, int64_t rows, int64_t channels, const float
                    float* partials, cudaStream_t stream) {
   const Reduction r = ReductionFor(rows, channels);
   ForwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, rows, channels, r.rows_per_pass, partials);
-  FinishForward<T><<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(x, partials, r.blocks, rows, channels, weight, bias,
-                                                                running_mean, running_var, momentum, eps, stats);
+  FinishForward<T><<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(
+      x, partials, r.blocks, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats);
   const int64_t vectors = rows * channels / W;
   ForwardElements<T, W><<<ElementwiseBlocks(vectors), kElementwiseThreads, 0, stream>>>(x, y, vectors, channels,
                                                                                          stats);
@@ -300,11 +300,27 @@ void LaunchBackward(const T* x, const T* dy, T* dx, int64_t rows, int64_t channe
   float* coefficients = partials + 2 * static_cast<int64_t>(r.blocks) * channels;
   BackwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, dy, rows, channels, r.rows_per_pass, stats,
                                                                        partials);
-  FinishBackward<<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(partials, r.blocks, rows, channels, weight, stats,
-                                                              dweight, dbias, coefficients);
+  FinishBackward<<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(
+      partials, r.blocks, rows, channels, weight, stats, dweight, dbias, coefficients);
   const int64_t vectors = rows * channels / W;
   BackwardElements<T, W><<<ElementwiseBlocks(vectors), kElementwiseThreads, 0, stream>>>(x, dy, dx, vectors, channels,
                                                                                           stats, coefficients);
+}
+
+// The kernels' element type and vector width for this call, as a value f's template arguments come from.
+template <typename T, int W>
+struct KernelKind {
+  using Type = T;
+  static constexpr int kWidth = W;
+};
+template <typename F>
+void WithKernelKind(Element element, int64_t channels, F&& f) {
+  const bool vectors = channels % 8 == 0;
+  if (element == Element::kHalf) {
+    vectors ? f(KernelKind<__half, 8>{}) : f(KernelKind<__half, 1>{});
+  } else {
+    vectors ? f(KernelKind<float, 8>{}) : f(KernelKind<float, 1>{});
+  }
 }
 
 }  // namespace
@@ -322,26 +338,12 @@ const char* BnSiluForwardCuda(Element element, const void* x, void* y, int64_t r
                               double momentum, double eps, float* stats, float* workspace, void* stream) {
   if (!BnSiluCudaTakes(channels)) return "fused BN+SiLU: too many channels";
   if (channels % 8 == 0 && !(Aligned(x) && Aligned(y))) return "fused BN+SiLU: data not 16-byte aligned";
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (element == Element::kHalf) {
-    const auto* xh = static_cast<const __half*>(x);
-    auto* yh = static_cast<__half*>(y);
-    if (channels % 8 == 0)
-      LaunchForward<__half, 8>(xh, yh, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
-                               workspace, s);
-    else
-      LaunchForward<__half, 1>(xh, yh, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
-                               workspace, s);
-  } else {
-    const auto* xf = static_cast<const float*>(x);
-    auto* yf = static_cast<float*>(y);
-    if (channels % 8 == 0)
-      LaunchForward<float, 8>(xf, yf, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
-                              workspace, s);
-    else
-      LaunchForward<float, 1>(xf, yf, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats,
-                              workspace, s);
-  }
+  WithKernelKind(element, channels, [&](auto kind) {
+    using T = typename decltype(kind)::Type;
+    LaunchForward<T, decltype(kind)::kWidth>(static_cast<const T*>(x), static_cast<T*>(y), rows, channels, weight,
+                                             bias, running_mean, running_var, momentum, eps, stats, workspace,
+                                             static_cast<cudaStream_t>(stream));
+  });
   return LastError();
 }
 
@@ -351,24 +353,12 @@ const char* BnSiluBackwardCuda(Element element, const void* x, const void* dy, v
   if (!BnSiluCudaTakes(channels)) return "fused BN+SiLU: too many channels";
   if (channels % 8 == 0 && !(Aligned(x) && Aligned(dy) && Aligned(dx)))
     return "fused BN+SiLU: data not 16-byte aligned";
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (element == Element::kHalf) {
-    const auto* xh = static_cast<const __half*>(x);
-    const auto* gh = static_cast<const __half*>(dy);
-    auto* dxh = static_cast<__half*>(dx);
-    if (channels % 8 == 0)
-      LaunchBackward<__half, 8>(xh, gh, dxh, rows, channels, weight, stats, dweight, dbias, workspace, s);
-    else
-      LaunchBackward<__half, 1>(xh, gh, dxh, rows, channels, weight, stats, dweight, dbias, workspace, s);
-  } else {
-    const auto* xf = static_cast<const float*>(x);
-    const auto* gf = static_cast<const float*>(dy);
-    auto* dxf = static_cast<float*>(dx);
-    if (channels % 8 == 0)
-      LaunchBackward<float, 8>(xf, gf, dxf, rows, channels, weight, stats, dweight, dbias, workspace, s);
-    else
-      LaunchBackward<float, 1>(xf, gf, dxf, rows, channels, weight, stats, dweight, dbias, workspace, s);
-  }
+  WithKernelKind(element, channels, [&](auto kind) {
+    using T = typename decltype(kind)::Type;
+    LaunchBackward<T, decltype(kind)::kWidth>(static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx),
+                                              rows, channels, weight, stats, dweight, dbias, workspace,
+                                              static_cast<cudaStream_t>(stream));
+  });
   return LastError();
 }
 
