@@ -16,6 +16,7 @@
 
 #include "ffyolo/image_check.h"
 #include "ffyolo/jpeg_header.h"
+#include "ffyolo/orientation.h"
 #include "ffyolo/png_decode.h"
 
 namespace ffyolo {
@@ -174,6 +175,7 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
       int width = 0, height = 0;
       FFR_RETURN_IF_ERROR(DecodePngToBgr(bytes, where, &buffer_, &width, &height));
       *out = cv::Mat(height, width, CV_8UC3, buffer_.data());
+      TurnToViewed(options.orientation, cv::Rect(0, 0, width, height), out);
       return ffr::Status::OK();
     }
 #ifdef FFYOLO_HAVE_IMGCODECS
@@ -203,7 +205,9 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   const int width = header.width, height = header.height, colorspace = header.colorspace;
   FFR_RETURN_IF_ERROR(CheckPixelLimit("JPEG", width, height, where));
 
-  *scale_denominator = DctScaleDenominator(width, height, options);
+  const int orientation = options.orientation;
+  const cv::Size viewed_size = ViewedSize(cv::Size(width, height), orientation);
+  *scale_denominator = DctScaleDenominator(viewed_size.width, viewed_size.height, options);
   const tjscalingfactor factor = {1, *scale_denominator};
   const int out_w = TJSCALED(width, factor);
   const int out_h = TJSCALED(height, factor);
@@ -215,8 +219,10 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
   if (cmyk && scratch_.size() < pixels * 4) scratch_.resize(pixels * 4);
   uint8_t* dst = cmyk ? scratch_.data() : buffer_.data();
   const cv::Rect whole(0, 0, out_w, out_h);
-  // A region outside the image (a record that lies about the size) falls back to the whole image.
-  const cv::Rect inside = options.region & whole;
+  // The region in stored pixels; one outside the image (a record that lies about the size) falls back
+  // to the whole image.
+  const cv::Rect viewed_whole(cv::Point(), ViewedSize(whole.size(), orientation));
+  const cv::Rect inside = StoredRegion(options.region & viewed_whole, whole.size(), orientation) & whole;
   const cv::Rect region = inside.empty() ? whole : inside;
   if (region != whole) {
     if (!region_decoder_->Decode(data, size, *scale_denominator, cmyk, region, out_w, out_h, dst)) {
@@ -239,7 +245,17 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
     if (cmyk) InvertedCmykToBgr(scratch_.data(), pixels, buffer_.data());
   }
   *out = cv::Mat(out_h, out_w, CV_8UC3, buffer_.data());
+  TurnToViewed(orientation, region, out);
   return ffr::Status::OK();
+}
+
+void ImageDecoder::TurnToViewed(int orientation, const cv::Rect& region, cv::Mat* image) {
+  if (!OrientationTurns(orientation)) return;
+  if (viewed_.size() < image->total() * 3) viewed_.resize(image->total() * 3);
+  const cv::Mat viewed(ViewedSize(image->size(), orientation), CV_8UC3, viewed_.data());
+  cv::Mat viewed_region = viewed(ViewedRegion(region, image->size(), orientation));
+  OrientImage((*image)(region), orientation, &viewed_region);
+  *image = viewed;
 }
 
 }  // namespace ffyolo

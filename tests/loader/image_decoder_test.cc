@@ -17,7 +17,10 @@
 #endif
 
 #include "ffr/format.h"
+#include "ffyolo/exif.h"
+#include "ffyolo/orientation.h"
 #include "testing/test_env.h"
+#include "tiny_images.h"
 
 namespace ffyolo {
 namespace {
@@ -553,6 +556,113 @@ TEST(ImageDecoder, NonJpeg) {
 #else
   GTEST_SKIP() << "the test itself was built without imgcodecs and cannot encode a PNG";
 #endif
+}
+
+
+// --- EXIF orientation (orientation.h, DecodeOptions::orientation) -----------------------------------
+
+Bytes Tagged(const Bytes& jpeg, int orientation) {
+  const std::string tagged =
+      testing::WithExifOrientation(std::string(jpeg.begin(), jpeg.end()), static_cast<uint8_t>(orientation));
+  return Bytes(tagged.begin(), tagged.end());
+}
+
+Decoded DecodeViewed(ImageDecoder* decoder, const Bytes& bytes, int orientation, int min_side = 0,
+                     const cv::Rect& region = cv::Rect()) {
+  Decoded d;
+  DecodeOptions options;
+  options.min_w = options.min_h = min_side;
+  options.region = region;
+  options.orientation = orientation;
+  d.status = decoder->Decode(bytes.data(), bytes.size(), ImageEncoding::kJpeg, "sample 7", options, &d.image, &d.scale);
+  return d;
+}
+
+// A viewed region's stored pixels and back, and each stored pixel lands where OrientImage puts it.
+TEST(Orientation, RegionsMapAsThePixelsMove) {
+  const cv::Size stored(7, 5);
+  std::mt19937 rng(5);
+  for (int o = 1; o <= 8; ++o) {
+    SCOPED_TRACE("orientation " + std::to_string(o));
+    EXPECT_EQ(ViewedSize(stored, o), OrientationSwapsSides(o) ? cv::Size(5, 7) : stored);
+    for (int y = 0; y < stored.height; ++y)
+      for (int x = 0; x < stored.width; ++x) {
+        cv::Mat marker = cv::Mat::zeros(stored, CV_8UC3);
+        marker.at<cv::Vec3b>(y, x) = cv::Vec3b(255, 255, 255);
+        cv::Mat viewed;
+        OrientImage(marker, o, &viewed);
+        ASSERT_EQ(viewed.size(), ViewedSize(stored, o));
+        cv::Point at;
+        cv::minMaxLoc(viewed.reshape(1, viewed.rows * viewed.cols), nullptr, nullptr, nullptr, &at);
+        const cv::Point seen(at.y % viewed.cols, at.y / viewed.cols);
+        EXPECT_EQ(ViewedRegion(cv::Rect(x, y, 1, 1), stored, o), cv::Rect(seen, cv::Size(1, 1))) << x << "," << y;
+        EXPECT_EQ(StoredRegion(cv::Rect(seen, cv::Size(1, 1)), stored, o), cv::Rect(x, y, 1, 1));
+      }
+    for (const cv::Rect& r : RegionsOf(stored, &rng))
+      EXPECT_EQ(StoredRegion(ViewedRegion(r, stored, o), stored, o), r);
+  }
+}
+
+#ifdef FFYOLO_HAVE_IMGCODECS
+// A photo tagged with each of the eight orientations decodes to what cv::imread(IMREAD_COLOR) gives for
+// it, bit for bit: a picture with partial iMCUs in each subsampling, and real coco128 photos. (Not
+// the CMYK one: OpenCV converts CMYK with other roundings, CmykJpegComesOutAsBgr.)
+TEST(Orientation, EveryOrientationDecodesAsOpenCvReadsIt) {
+  std::vector<std::pair<std::string, Bytes>> photos;
+  for (const RegionCase& c : RegionCases())
+    if (std::string(c.name) != "cmyk") photos.emplace_back(c.name, c.jpeg);
+  const std::string images = testing::SharedPath("data/coco128/images/train2017");
+  if (!images.empty()) {
+    std::vector<cv::String> files;
+    cv::glob(images + "/*.jpg", files);
+    for (size_t i = 0; i < files.size() && i < 6; ++i) {
+      const std::string bytes = testing::ReadFileToString(files[i]);
+      photos.emplace_back(files[i], Bytes(bytes.begin(), bytes.end()));
+    }
+  }
+  ImageDecoder decoder;
+  for (const auto& [name, jpeg] : photos)
+    for (int o = 1; o <= 8; ++o) {
+      SCOPED_TRACE(name + ", orientation " + std::to_string(o));
+      const Bytes tagged = Tagged(jpeg, o);
+      ASSERT_EQ(JpegExifOrientation(tagged.data(), tagged.size()), o);
+      const Decoded d = DecodeViewed(&decoder, tagged, o);
+      ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+      const cv::Mat reference = cv::imdecode(tagged, cv::IMREAD_COLOR);
+      ASSERT_EQ(d.image.size(), reference.size());
+      EXPECT_EQ(cv::norm(reference, d.image, cv::NORM_INF), 0);
+    }
+}
+#endif
+
+// At every DCT scale, the viewed decode is the stored decode turned, and a region decode of the view
+// equals the whole view inside the region (so a mosaic tile reads the stored pixels its region needs).
+TEST(Orientation, ScaledAndRegionDecodesAreTheStoredDecodeTurned) {
+  std::mt19937 rng(9);
+  const RegionCase c = RegionCases()[0];
+  const Bytes other = EncodeBgrJpeg(cv::Scalar::all(255) - MakeBgr(333, 251));
+  ImageDecoder decoder;
+  for (int o = 1; o <= 8; ++o)
+    for (const int min_side : {0, 160, 80}) {
+      SCOPED_TRACE("orientation " + std::to_string(o) + ", min side " + std::to_string(min_side));
+      const Decoded viewed = DecodeViewed(&decoder, c.jpeg, o, min_side);
+      ASSERT_TRUE(viewed.status.ok()) << viewed.status.ToString();
+      const cv::Mat whole = viewed.image.clone();
+      const Decoded stored = DecodeViewed(&decoder, c.jpeg, 1, min_side);
+      ASSERT_EQ(stored.scale, viewed.scale);
+      cv::Mat turned;
+      OrientImage(stored.image, o, &turned);
+      ASSERT_EQ(cv::norm(turned, whole, cv::NORM_INF), 0);
+      for (const cv::Rect& region : RegionsOf(whole.size(), &rng)) {
+        SCOPED_TRACE(::testing::PrintToString(region));
+        // The buffers first hold another picture, so that stored pixels the region decode did not read show.
+        ASSERT_TRUE(DecodeViewed(&decoder, other, o, min_side).status.ok());
+        const Decoded part = DecodeViewed(&decoder, c.jpeg, o, min_side, region);
+        ASSERT_TRUE(part.status.ok()) << part.status.ToString();
+        ASSERT_EQ(part.image.size(), whole.size());
+        ASSERT_EQ(cv::norm(part.image(region), whole(region), cv::NORM_INF), 0);
+      }
+    }
 }
 
 }  // namespace

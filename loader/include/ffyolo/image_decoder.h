@@ -32,11 +32,15 @@ struct DecodeOptions {
   // columns beside it cropped), and the pixels outside it are left unwritten.
   // A mosaic tile needs about a third of its pixels on average.
   cv::Rect region;
+  // The image's EXIF orientation (exif.h; the record's): the image comes out as viewed, turned and
+  // mirrored as cv::imread(IMREAD_COLOR) turns it, and min_w/min_h and region are in viewed
+  // coordinates (JPEG and PNG). 0 and 1: as stored.
+  int orientation = 1;
 };
 
-// The DCT scale denominator (1, 2, 4 or 8) a JPEG of width x height is
-// decoded at for `options`: the image then decodes to ceil(width / d) x
-// ceil(height / d).
+// The DCT scale denominator (1, 2, 4 or 8) a JPEG of width x height (as
+// viewed: options' frame) is decoded at for `options`: the image then decodes
+// to ceil(width / d) x ceil(height / d).
 int DctScaleDenominator(int width, int height, const DecodeOptions& options);
 
 class ImageDecoder {
@@ -59,11 +63,15 @@ class ImageDecoder {
  private:
   class RegionDecoder;
 
+  // *image, decoded as stored over buffer_, as viewed over viewed_ (only `region` of it written).
+  void TurnToViewed(int orientation, const cv::Rect& region, cv::Mat* image);
+
   void* handle_;  // tjhandle
   std::unique_ptr<RegionDecoder> region_decoder_;
   std::unique_ptr<ImageInspector> inspector_;  // image sizes for the pixel limit; made on first use
   std::vector<uint8_t> buffer_;
   std::vector<uint8_t> scratch_;  // CMYK intermediate (grey decodes straight to BGR)
+  std::vector<uint8_t> viewed_;   // the image turned by its orientation
 };
 
 }  // namespace ffyolo
