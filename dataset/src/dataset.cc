@@ -196,6 +196,19 @@ Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out, bool* 
   return Status::OK();
 }
 
+Status Dataset::ExifApplied(const std::string& split, bool* applied) const {
+  std::vector<const SplitInfo*> members;
+  FFR_RETURN_IF_ERROR(Members(split, &members));
+  const auto applies = [](const SplitInfo* s) { return s->exif_applied; };
+  *applied = std::all_of(members.begin(), members.end(), applies);
+  const bool turned = std::any_of(members.begin(), members.end(), [](const SplitInfo* s) { return s->exif_oriented > 0; });
+  if (!*applied && turned && std::any_of(members.begin(), members.end(), applies))
+    return Status::InvalidArgument(path_ + ": the splits of " + split + " disagree on EXIF orientations (some " +
+                                   "packed applying them, some with --exif ignore or before yolo-pack applied " +
+                                   "them): re-pack them alike to read them together");
+  return Status::OK();
+}
+
 Status Dataset::CheckOwnImageIds(const std::string& split, const std::string& what) const {
   if (split.find(kSplitSeparator) == std::string::npos) return Status::OK();
   LabelIndex index;

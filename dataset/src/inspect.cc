@@ -67,8 +67,9 @@ std::string FormatBox(const Box& b) {
   return out;
 }
 
-// What differs between a record and its label index entry; "" when nothing.
-std::string IndexDifferences(const RecordView& record, const LabelIndex& index, size_t i) {
+// What differs between a record and its label index entry; "" when nothing. The index gives the size as
+// viewed where the split applies EXIF orientations, the record as stored.
+std::string IndexDifferences(const RecordView& record, const LabelIndex& index, size_t i, bool exif_applied) {
   std::string out;
   auto field = [&](const char* name, const std::string& in_record, const std::string& in_index) {
     if (in_record == in_index) return;
@@ -77,7 +78,9 @@ std::string IndexDifferences(const RecordView& record, const LabelIndex& index, 
   auto size = [](uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); };
   field("image id", std::to_string(record.image_id()), std::to_string(index.image_id(i)));
   field("file name", std::string(record.file_name()), index.file_name(i));
-  field("size", size(record.width(), record.height()), size(index.width(i), index.height(i)));
+  const bool swaps = exif_applied && OrientationSwapsSides(record.exif_orientation());
+  field("size", swaps ? size(record.height(), record.width()) : size(record.width(), record.height()),
+        size(index.width(i), index.height(i)));
   field("encoding", ImageEncodingName(record.encoding()), ImageEncodingName(index.encoding(i)));
   field("image bytes", std::to_string(record.image_size()), std::to_string(index.image_bytes(i)));
   field("box count", std::to_string(record.box_count()), std::to_string(index.box_count(i)));
@@ -327,7 +330,7 @@ void SplitVerifier::CheckSample(int64_t r, const ffr::Sample& sample, ImageInspe
   }
   if (image.empty()) image = std::string(record.file_name());
   if (IndexCovers(index)) {
-    const std::string differences = IndexDifferences(record, index_, static_cast<size_t>(index));
+    const std::string differences = IndexDifferences(record, index_, static_cast<size_t>(index), split_.exif_applied);
     if (!differences.empty())
       AddProblem(file, index, image, where() + ": the record and the label index disagree (record vs index): " +
                                          differences);
@@ -394,6 +397,7 @@ Status ComputeSplitStats(const Dataset& dataset, const std::string& split, Split
   stats.samples = static_cast<int64_t>(index.size());
   stats.skipped = info.skipped;
   stats.exif_oriented = info.exif_oriented;
+  stats.exif_applied = info.exif_applied;
   stats.shards = info.shards.size();
   stats.bytes = info.bytes;
   stats.classes.resize(manifest.names.size());
@@ -442,8 +446,11 @@ std::string FormatSplitStats(const SplitStats& s) {
           static_cast<long long>(s.crowd_boxes), static_cast<long long>(s.background),
           static_cast<long long>(s.skipped), s.shards, s.bytes / 1e6);
   if (s.exif_oriented > 0)
-    Appendf(&out, "  %lld image%s with an EXIF orientation other than 1: trained and shown as stored, not turned\n",
-            static_cast<long long>(s.exif_oriented), s.exif_oriented == 1 ? "" : "s");
+    Appendf(&out, "  %lld image%s with an EXIF orientation other than 1: %s\n", static_cast<long long>(s.exif_oriented),
+            s.exif_oriented == 1 ? "" : "s",
+            s.exif_applied ? "trained and shown as viewed (turned as the orientation says)"
+                           : "trained and shown as stored, not turned (packed with --exif ignore, or before "
+                             "yolo-pack applied orientations: re-pack to apply them)");
   else if (s.exif_oriented < 0)
     Appendf(&out, "  EXIF orientations not recorded (packed before yolo-pack read them)\n");
   Appendf(&out, "  %-18s %10s %10s %10s\n", "", "min", "median", "max");
@@ -499,6 +506,7 @@ std::string SplitStatsToJson(const Dataset& dataset, const std::vector<SplitStat
                        {"background", s.background},
                        {"skipped", s.skipped},
                        {"exif_oriented", s.exif_oriented >= 0 ? Json(s.exif_oriented) : Json()},
+                       {"exif_applied", s.exif_applied},
                        {"shards", s.shards},
                        {"bytes", s.bytes},
                        {"image_width", SpreadToJson(s.width)},

@@ -74,6 +74,7 @@ std::string Manifest::ToYaml() const {
     e << YAML::Key << "background" << YAML::Value << s.background;
     e << YAML::Key << "skipped" << YAML::Value << s.skipped;
     if (s.exif_oriented >= 0) e << YAML::Key << "exif_oriented" << YAML::Value << s.exif_oriented;
+    if (s.exif_applied) e << YAML::Key << "exif_applied" << YAML::Value << true;
     e << YAML::Key << "bytes" << YAML::Value << s.bytes;
     e << YAML::Key << "label_index" << YAML::Value << s.label_index;
     if (s.label_index_crc != 0) e << YAML::Key << "label_index_crc" << YAML::Value << s.label_index_crc;
@@ -148,6 +149,7 @@ Status Manifest::FromYaml(const std::string& text, const std::string& where, Man
       s.background = v["background"].as<int64_t>(0);
       s.skipped = v["skipped"].as<int64_t>(0);
       s.exif_oriented = v["exif_oriented"].as<int64_t>(-1);
+      s.exif_applied = v["exif_applied"].as<bool>(false);
       s.bytes = v["bytes"].as<uint64_t>(0);
       s.label_index = v["label_index"].as<std::string>(kLabelIndexFile);
       s.label_index_crc = v["label_index_crc"].as<uint32_t>(0);

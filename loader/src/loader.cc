@@ -147,6 +147,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.hyp = opt_.hyp;
   context_.img_size = opt_.img_size;
   context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
+  FFR_RETURN_IF_ERROR(dataset.ExifApplied(opt_.split, &context_.exif_applied));
   context_.pixel_cache = opt_.pixel_cache;
 
   const bool rect = opt_.rect || !opt_.training;

@@ -133,6 +133,7 @@ struct CacheInputs {
   std::string split;
   std::unique_ptr<ffr::Reader> source;
   Identity identity;
+  bool exif_applied = false;  // Dataset::ExifApplied: cached as viewed
 };
 
 Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInputs* in) {
@@ -142,6 +143,7 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
   ffr::ReaderOptions ro;
   ro.env = opt.env;
   FFR_RETURN_IF_ERROR(dataset.OpenReader(in->split, ro, &in->source));
+  FFR_RETURN_IF_ERROR(dataset.ExifApplied(in->split, &in->exif_applied));
   const int64_t n = in->source->size();
   uint32_t source_crc = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -339,6 +341,7 @@ Status CacheBuilder::BuildShard(const std::string& path, int64_t begin, int64_t 
   context.split = in_->split;
   context.img_size = opt_.img_size;
   context.decode_less = false;  // the whole image, as load_image decodes it
+  context.exif_applied = in_->exif_applied;
   const int threads = std::max(1, std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(),
                                                  static_cast<int>(end - begin)));
   std::atomic<int64_t> next{begin};

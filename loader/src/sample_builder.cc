@@ -6,6 +6,7 @@
 #include "ffr/format.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/mosaic.h"
+#include "ffyolo/orientation.h"
 #include "ffyolo/perspective.h"
 #include "ffyolo/hsv.h"
 #include "ffyolo/planes.h"
@@ -23,7 +24,8 @@ struct SampleBuilder::Loaded {
   std::string where;  // names the sample in errors
   cv::Mat image;      // points into the decoder's buffer or `resized`; empty until decoded
   int64_t index = -1;
-  int orig_w = 0, orig_h = 0;
+  int orig_w = 0, orig_h = 0;  // as viewed
+  int orientation = 1;         // the EXIF orientation decoding applies (1: none)
   int64_t image_id = 0;
   std::vector<Box> boxes;  // normalized, crowd boxes left out
 };
@@ -87,8 +89,12 @@ bool SampleBuilder::Read(const int64_t* indices, int count, SampleError* error) 
     }
     const RecordView& rec = l.record;
     l.index = indices[k];
-    l.orig_w = static_cast<int>(rec.width());
-    l.orig_h = static_cast<int>(rec.height());
+    // load_image's h0, w0: the image as viewed (the record gives it as stored).
+    l.orientation = ctx_.exif_applied ? rec.exif_orientation() : 1;
+    const cv::Size viewed = ViewedSize(cv::Size(static_cast<int>(rec.width()), static_cast<int>(rec.height())),
+                                       l.orientation);
+    l.orig_w = viewed.width;
+    l.orig_h = viewed.height;
     l.image_id = rec.image_id();
     l.image = cv::Mat();
     l.boxes.clear();
@@ -120,6 +126,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     return true;
   }
   DecodeOptions options;
+  options.orientation = l.orientation;
   if (ctx_.decode_less) options.min_w = target.width, options.min_h = target.height;
   // The region in decoded pixels: the record's size gives the decoder's scale
   // before decoding (a record that lies about it fails the check below).

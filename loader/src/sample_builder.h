@@ -30,6 +30,8 @@ struct SampleContext {
   Hyp hyp;
   int img_size = 640;
   bool decode_less = true;
+  // Images come out as viewed, their records' EXIF orientations applied (Dataset::ExifApplied).
+  bool exif_applied = false;
   // The reader holds a pixel cache (pixel_cache.h): records of load_image's
   // output, used as they are. A cache that fails to read is not a bad sample
   // to replace but a damaged cache: its errors are fatal.

@@ -291,7 +291,7 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   if (s.ok() && facts.encoding == ImageEncoding::kJpeg)
     out->info.exif_orientation =
         static_cast<uint8_t>(JpegExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (s.ok()) s = ApplyImageFacts(facts, where, &out->info);
+  if (s.ok()) s = ApplyImageFacts(facts, where, opt_.apply_exif, &out->info);
   if (s.ok() && shrinker != nullptr && facts.encoding == ImageEncoding::kJpeg) {
     std::string smaller;
     int w = 0, h = 0;
@@ -412,7 +412,10 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
 }
 
 void SplitPacker::AddToIndex(size_t image, const RecordInfo& info, uint64_t image_bytes) {
-  index_.Add(info, image_bytes);
+  // The index gives sizes as viewed (what every consumer uses), the record as stored (what decodes).
+  RecordInfo viewed = info;
+  if (opt_.apply_exif && OrientationSwapsSides(info.exif_orientation)) std::swap(viewed.width, viewed.height);
+  index_.Add(viewed, image_bytes);
   if (info.exif_orientation > 1) ++exif_oriented_;
   packed_from_.push_back(image);
 }
@@ -512,6 +515,7 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   info_.shards = shards;
   info_.exif_oriented = exif_oriented_;
+  info_.exif_applied = opt_.apply_exif;
   FFR_RETURN_IF_ERROR(MoveEvalBoxesToIndex());
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env, &info_.label_index_crc));
   summary_->images += info_.samples;

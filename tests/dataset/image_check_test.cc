@@ -368,55 +368,75 @@ TEST(ApplyImageFactsTest, SizeMustMatchTheAnnotations) {
   facts.height = 30;
 
   RecordInfo from_json = SizedInfo(30, 40, {});
-  const Status s = ApplyImageFacts(facts, "images/x.jpg", &from_json);
+  const Status s = ApplyImageFacts(facts, "images/x.jpg", true, &from_json);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("images/x.jpg"));
   EXPECT_THAT(s.message(), HasSubstr("the image is 40x30 but the annotations say 30x40"));
 
   RecordInfo matching = SizedInfo(40, 30, {});
-  EXPECT_TRUE(ApplyImageFacts(facts, "x", &matching).ok());
+  EXPECT_TRUE(ApplyImageFacts(facts, "x", true, &matching).ok());
 
   RecordInfo from_yolo;  // no size in the source: the image's own
-  ASSERT_TRUE(ApplyImageFacts(facts, "x", &from_yolo).ok());
+  ASSERT_TRUE(ApplyImageFacts(facts, "x", true, &from_yolo).ok());
   EXPECT_EQ(from_yolo.width, 40u);
   EXPECT_EQ(from_yolo.height, 30u);
   EXPECT_EQ(from_yolo.encoding, ImageEncoding::kJpeg);
 }
 
-// A phone photo stored 40x30 with orientation 6 is 30x40 as viewed: a JSON giving 30x40 was drawn on the
-// turned image, which the refusal says, naming the orientation and the way out. Without the tag, or with
-// a 180° one that turns no sides, the plain mismatch.
-TEST(ApplyImageFactsTest, ASizeOfTheTurnedImageNamesTheExifOrientation) {
+// A phone photo stored 40x30 with orientation 6 is 30x40 as viewed (issue #32's COCO JSON policy). By
+// default (--exif apply) a JSON giving 30x40 was drawn on the viewed image: packed, the record keeping the
+// stored size; one giving 40x30 was drawn on the stored pixels: refused, naming --exif ignore. With
+// --exif ignore the other way round. A 180° tag turns no sides: its size is the stored one either way.
+TEST(ApplyImageFactsTest, TheJsonSizeSaysWhichFrameItsBoxesAreIn) {
   ImageFacts facts;
   facts.encoding = ImageEncoding::kJpeg;
   facts.width = 40;
   facts.height = 30;
   for (uint8_t orientation : {5, 6, 7, 8}) {
-    RecordInfo turned = SizedInfo(30, 40, {});
-    turned.exif_orientation = orientation;
-    const Status s = ApplyImageFacts(facts, "images/phone.jpg", &turned);
-    EXPECT_TRUE(s.IsCorruption());
+    SCOPED_TRACE(static_cast<int>(orientation));
+    RecordInfo viewed = SizedInfo(30, 40, {});
+    viewed.exif_orientation = orientation;
+    ASSERT_TRUE(ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/true, &viewed).ok());
+    EXPECT_EQ(viewed.width, 40u);  // the record's size: as stored
+    EXPECT_EQ(viewed.height, 30u);
+
+    RecordInfo stored = SizedInfo(40, 30, {});
+    stored.exif_orientation = orientation;
+    Status s = ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/true, &stored);
+    EXPECT_TRUE(s.IsInvalidArgument());
+    EXPECT_THAT(s.message(), HasSubstr("images/phone.jpg: the image is 30x40 as viewed with its EXIF orientation " +
+                                       std::to_string(orientation) + " but the annotations give its stored size, 40x30"));
+    EXPECT_THAT(s.message(), HasSubstr("--exif ignore"));
+
+    RecordInfo stored_ignored = SizedInfo(40, 30, {});
+    stored_ignored.exif_orientation = orientation;
+    EXPECT_TRUE(ApplyImageFacts(facts, "x", /*apply_exif=*/false, &stored_ignored).ok());
+    RecordInfo viewed_ignored = SizedInfo(30, 40, {});
+    viewed_ignored.exif_orientation = orientation;
+    s = ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/false, &viewed_ignored);
+    EXPECT_TRUE(s.IsInvalidArgument());
     EXPECT_THAT(s.message(), HasSubstr("images/phone.jpg: the image is 40x30 as stored and 30x40 as viewed with its "
                                        "EXIF orientation " + std::to_string(orientation)));
-    EXPECT_THAT(s.message(), HasSubstr("Re-save the image upright"));
   }
-  RecordInfo half_turn = SizedInfo(30, 40, {});
-  half_turn.exif_orientation = 3;
-  EXPECT_THAT(ApplyImageFacts(facts, "x", &half_turn).message(), HasSubstr("but the annotations say 30x40"));
-  RecordInfo stored_size = SizedInfo(40, 30, {});  // the JSON gives the stored size: packed as today
-  stored_size.exif_orientation = 6;
-  EXPECT_TRUE(ApplyImageFacts(facts, "x", &stored_size).ok());
+  for (const bool apply : {true, false}) {
+    RecordInfo half_turn = SizedInfo(30, 40, {});
+    half_turn.exif_orientation = 3;
+    EXPECT_THAT(ApplyImageFacts(facts, "x", apply, &half_turn).message(), HasSubstr("but the annotations say 30x40"));
+    RecordInfo half_turn_stored = SizedInfo(40, 30, {});
+    half_turn_stored.exif_orientation = 3;
+    EXPECT_TRUE(ApplyImageFacts(facts, "x", apply, &half_turn_stored).ok());
+  }
 }
 
 TEST(ApplyImageFactsTest, OtherFormatNeedsSizeFromTheSource) {
   const ImageFacts other;  // kOther, size unknown
   RecordInfo unknown;
-  const Status s = ApplyImageFacts(other, "a.webp", &unknown);
+  const Status s = ApplyImageFacts(other, "a.webp", true, &unknown);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("a.webp: image size unknown"));
 
   RecordInfo from_json = SizedInfo(50, 60, {});
-  ASSERT_TRUE(ApplyImageFacts(other, "a.webp", &from_json).ok());
+  ASSERT_TRUE(ApplyImageFacts(other, "a.webp", true, &from_json).ok());
   EXPECT_EQ(from_json.encoding, ImageEncoding::kOther);
   EXPECT_EQ(from_json.width, 50u);
 }

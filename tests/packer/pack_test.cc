@@ -269,65 +269,92 @@ TEST(PackCoco128Test, AlignedPackHoldsTheSameRecords) {
 }
 
 // Each record keeps the EXIF orientation its JPEG carries, even when --max-size re-encodes it without the
-// block; the split counts those other than 1 and says so; sizes and boxes stay those of the stored pixels.
+// block; the split counts those other than 1. By default the label index gives the viewed size (the record
+// the stored one) and the manifest says the orientation is applied; with --exif ignore, stored sizes and
+// not applied. The COCO JSON's size must be the frame the flag says its boxes are in.
 TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
   ScratchDir dir("exif");
   std::vector<TinyImage> images = ThreeImages();
   images[0].bytes = WithExifOrientation(MakeJpeg(64, 24, 3), 6);  // a portrait photo stored sideways
-  images[0].w = 64;
   images[1].bytes = WithExifOrientation(images[1].bytes, 1);
   images[2].bytes = WithExifOrientation(images[2].bytes, 3);
-  WriteCocoTree(dir / "src", "val2017", images);
-  for (int max_size : {0, 32}) {
-    SCOPED_TRACE("max_size " + std::to_string(max_size));
-    PackOptions o = Options(dir / "src", dir / ("out" + std::to_string(max_size) + ".ffr"));
-    o.max_size = max_size;
-    PackSummary sum;
-    const Status s = Pack(o, &sum);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(sum.exif_oriented, 2);
-    ASSERT_EQ(sum.manifest.splits.size(), 1u);
-    EXPECT_EQ(sum.manifest.splits[0].exif_oriented, 2);
-    std::unique_ptr<Dataset> d;
-    ASSERT_TRUE(Dataset::Open(o.output, &d).ok());
-    EXPECT_EQ(d->manifest().splits[0].exif_oriented, 2);  // through dataset.yaml
-    std::unique_ptr<ffr::Reader> r;
-    ASSERT_TRUE(d->OpenReader("val2017", ffr::ReaderOptions(), &r).ok());
-    ffr::ReadBuffer buf;
-    const std::vector<uint8_t> expected = {6, 1, 3};
-    for (int64_t i = 0; i < 3; ++i) {
-      ffr::Sample sample;
-      ASSERT_TRUE(r->Read(i, &buf, &sample).ok());
-      RecordView v;
-      ASSERT_TRUE(RecordView::Parse(sample.data, sample.size, r->Describe(i), &v).ok());
-      EXPECT_EQ(v.exif_orientation(), expected[i]) << v.file_name();
-    }
-    const LabelIndex index = LoadIndex(o.output, "val2017");
-    EXPECT_EQ(index.width(0), max_size ? 32u : 64u);  // the stored pixels' width, not turned
-    EXPECT_EQ(index.height(0), max_size ? 12u : 24u);
-    // verify checks the record's orientation against the image's own EXIF, where the image still has it.
-    VerifyReport clean;
-    ASSERT_TRUE(VerifyDataset(o.output, VerifyOptions(), &clean).ok());
-    EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].message);
-  }
-  // A JSON that gives the photo's size as viewed (24x64) was drawn on the turned image: refused, saying so.
-  images[0].w = 24;
+  images[0].w = 24;  // the JSON's size: as viewed
   images[0].h = 64;
-  WriteCocoTree(dir / "turned", "val2017", images);
-  PackSummary refused;
-  const Status turned = Pack(Options(dir / "turned", dir / "turned.ffr"), &refused);
-  EXPECT_TRUE(turned.IsCorruption()) << turned.ToString();
-  EXPECT_NE(turned.message().find("a.jpg: the image is 64x24 as stored and 24x64 as viewed with its EXIF orientation 6"),
-            std::string::npos)
-      << turned.message();
-  const std::string shard = (dir / "out0.ffr/val2017/PART_00000.ffr");
-  ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 5; }));
+  WriteCocoTree(dir / "viewed", "val2017", images);
+  images[0].w = 64;  // as stored
+  images[0].h = 24;
+  WriteCocoTree(dir / "stored", "val2017", images);
+  for (const bool apply : {true, false})
+    for (int max_size : {0, 32}) {
+      SCOPED_TRACE(std::string(apply ? "apply" : "ignore") + ", max_size " + std::to_string(max_size));
+      const std::string out = dir / ("out" + std::string(apply ? "a" : "i") + std::to_string(max_size) + ".ffr");
+      PackOptions o = Options(dir / (apply ? "viewed" : "stored"), out);
+      o.max_size = max_size;
+      o.apply_exif = apply;
+      PackSummary sum;
+      const Status s = Pack(o, &sum);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_EQ(sum.exif_oriented, 2);
+      ASSERT_EQ(sum.manifest.splits.size(), 1u);
+      EXPECT_EQ(sum.manifest.splits[0].exif_oriented, 2);
+      std::unique_ptr<Dataset> d;
+      ASSERT_TRUE(Dataset::Open(o.output, &d).ok());
+      EXPECT_EQ(d->manifest().splits[0].exif_oriented, 2);  // through dataset.yaml
+      EXPECT_EQ(d->manifest().splits[0].exif_applied, apply);
+      std::unique_ptr<ffr::Reader> r;
+      ASSERT_TRUE(d->OpenReader("val2017", ffr::ReaderOptions(), &r).ok());
+      ffr::ReadBuffer buf;
+      const std::vector<uint8_t> expected = {6, 1, 3};
+      for (int64_t i = 0; i < 3; ++i) {
+        ffr::Sample sample;
+        ASSERT_TRUE(r->Read(i, &buf, &sample).ok());
+        RecordView v;
+        ASSERT_TRUE(RecordView::Parse(sample.data, sample.size, r->Describe(i), &v).ok());
+        EXPECT_EQ(v.exif_orientation(), expected[i]) << v.file_name();
+        if (i == 0) {
+          EXPECT_EQ(v.width(), max_size ? 32u : 64u);  // the record: as stored
+        }
+      }
+      const LabelIndex index = LoadIndex(o.output, "val2017");
+      const uint32_t w = max_size ? 32u : 64u, h = max_size ? 12u : 24u;
+      EXPECT_EQ(index.width(0), apply ? h : w);
+      EXPECT_EQ(index.height(0), apply ? w : h);
+      // verify checks the record's orientation against the image's own EXIF, where the image still has it.
+      VerifyReport clean;
+      ASSERT_TRUE(VerifyDataset(o.output, VerifyOptions(), &clean).ok());
+      EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].message);
+    }
+  // A JSON in the other frame than the flag says is refused, naming the way out.
+  for (const bool apply : {true, false}) {
+    PackOptions o = Options(dir / (apply ? "stored" : "viewed"), dir / (apply ? "refused-a.ffr" : "refused-i.ffr"));
+    o.apply_exif = apply;
+    PackSummary refused;
+    const Status s = Pack(o, &refused);
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_NE(s.message().find(apply ? "a.jpg: the image is 24x64 as viewed with its EXIF orientation 6 but the "
+                                       "annotations give its stored size, 64x24"
+                                     : "a.jpg: the image is 64x24 as stored and 24x64 as viewed with its EXIF "
+                                       "orientation 6"),
+              std::string::npos)
+        << s.message();
+  }
+  const std::string shard = (dir / "outa0.ffr/val2017/PART_00000.ffr");
+  // A record whose orientation byte was changed: 2 mirrors, and 5 also swaps the viewed sides, so the label
+  // index's (viewed) size no longer fits the record's.
+  ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 2; }));
   VerifyReport report;
-  ASSERT_TRUE(VerifyDataset(dir / "out0.ffr", VerifyOptions(), &report).ok());
+  ASSERT_TRUE(VerifyDataset(dir / "outa0.ffr", VerifyOptions(), &report).ok());
   ASSERT_EQ(report.problems.size(), 1u);
-  EXPECT_NE(report.problems[0].message.find("the image's EXIF orientation is 3 but the record says 5"),
+  EXPECT_NE(report.problems[0].message.find("the image's EXIF orientation is 3 but the record says 2"),
             std::string::npos)
       << report.problems[0].message;
+  ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 5; }));
+  VerifyReport swapped;
+  ASSERT_TRUE(VerifyDataset(dir / "outa0.ffr", VerifyOptions(), &swapped).ok());
+  ASSERT_EQ(swapped.problems.size(), 2u);
+  EXPECT_NE(swapped.problems[0].message.find("the record and the label index disagree (record vs index): size"),
+            std::string::npos)
+      << swapped.problems[0].message;
 }
 
 TEST(PackTest, InvalidAlignIsRefused) {

@@ -54,6 +54,9 @@ class Dataset {
   // Refuses a set whose image ids were renumbered, for uses that need each record's own id
   // (`what`: "--by-id", "extract", ...): InvalidArgument naming the set and what to do.
   Status CheckOwnImageIds(const std::string& split, const std::string& what) const;
+  // Whether the split's images are decoded as viewed, their EXIF orientations applied (manifest.h's
+  // exif_applied; a set's when every member's is; refused when they differ and some image turns).
+  Status ExifApplied(const std::string& split, bool* applied) const;
 
  private:
   // The old rule for a default split (see ResolveSplit).

@@ -79,11 +79,14 @@ Status CheckPixelLimit(const char* kind, uint64_t width, uint64_t height, const 
 // caller of cv::imdecode checks this first.
 Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string& where);
 
-// Sets info->encoding and info's size from `facts`. A size the source already
-// gave (COCO JSON) must equal the image's own; a kOther image needs the size
-// from the source. One that equals the image's as viewed with its EXIF
-// orientation (info->exif_orientation, read before) is refused saying so.
-Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, RecordInfo* info);
+// Sets info->encoding and info's size (as stored) from `facts`; a kOther image
+// needs the size from the source. A size the source already gave (COCO JSON)
+// must be the image's as its annotations were drawn on it: as viewed with its
+// EXIF orientation (info->exif_orientation, read before) when `apply_exif`
+// (yolo-pack's default), as stored when not (--exif ignore). An image whose
+// orientation swaps its sides and whose JSON size is the other frame's is
+// refused, naming the orientation and the flag that fits the JSON.
+Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool apply_exif, RecordInfo* info);
 
 // A box edge may stick out of the image by this much of the image side (or
 // one pixel, whichever is more) and is then clipped to it: COCO's sub-pixel

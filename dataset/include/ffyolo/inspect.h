@@ -41,6 +41,7 @@ struct SplitStats {
   std::string name;
   int64_t samples = 0, boxes = 0, crowd_boxes = 0, background = 0, skipped = 0;
   int64_t exif_oriented = -1;       // images with an EXIF orientation but 1; -1: not recorded (manifest.h)
+  bool exif_applied = false;        // those images trained and shown as viewed (manifest.h)
   size_t shards = 0;
   uint64_t bytes = 0;
   std::vector<ClassCount> classes;  // by class index

@@ -40,8 +40,11 @@ struct SplitInfo {
   int64_t crowd_boxes = 0;  // iscrowd=1: COCO ignore regions
   int64_t background = 0;   // images without boxes
   int64_t skipped = 0;      // source images left out by --skip-bad
-  // Images whose EXIF orientation is not 1 (exif.h; trained as stored); -1: not recorded (packed before).
+  // Images whose EXIF orientation is not 1 (exif.h); -1: not recorded (packed before).
   int64_t exif_oriented = -1;
+  // Whether images are trained and shown as viewed (their EXIF orientation applied; the label index
+  // gives viewed sizes). False for splits packed before: their images as stored, their orientation unused.
+  bool exif_applied = false;
   uint64_t bytes = 0;
   std::vector<ShardInfo> shards;
   std::string label_index = kLabelIndexFile;

@@ -47,6 +47,10 @@ struct PackOptions {
   int quality = 90;                            // JPEG quality of re-encoded images
   uint64_t align = 0;                          // > 0: each record starts at a multiple of this (O_DIRECT reads)
   bool force = false;                          // overwrite an existing output
+  // Images are trained and shown as viewed, their EXIF orientation applied (the default, as cv::imread and
+  // YOLOv5 read them); false (--exif ignore): as stored, for COCO JSONs whose boxes were drawn on the stored
+  // pixels (ApplyImageFacts).
+  bool apply_exif = true;
   ffr::Env* env = ffr::Env::Default();         // the output's file system (source images are read directly)
 
   // Called from the packing thread, at most a few times per second.
@@ -66,7 +70,7 @@ struct PackSummary {
   int64_t background = 0;
   int64_t skipped = 0;
   int64_t warnings = 0;
-  int64_t exif_oriented = 0;  // images whose EXIF orientation is not 1 (trained as stored)
+  int64_t exif_oriented = 0;  // images whose EXIF orientation is not 1 (trained as viewed, or --exif ignore)
   int64_t resumed_shards = 0;
   uint64_t bytes = 0;
   double seconds = 0;
