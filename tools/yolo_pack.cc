@@ -42,8 +42,15 @@ int Main(int argc, char** argv) {
                  "O_DIRECT (the reader's direct_io), so that a read fetches only the sample's own blocks: it saves "
                  "up to 4 KiB per read, which matters most for small samples (a 16 KiB one otherwise costs a 20 KiB "
                  "read), for about 2 KiB of zero padding per sample. The shards stay readable by FFRecord");
+  std::string exif = "apply";
+  app.add_option("--exif", exif,
+                 "Photos with an EXIF orientation: apply (the default) trains and shows them as viewed, turned as "
+                 "OpenCV and YOLOv5 read them, their labels drawn on that view; ignore trains the stored pixels, for "
+                 "a COCO JSON whose boxes were drawn on them")
+      ->check(CLI::IsMember({"apply", "ignore"}));
   app.add_flag("-f,--force", opt.force, "Replace the dataset or unfinished pack in the output directory");
   CLI11_PARSE(app, argc, argv);
+  opt.apply_exif = exif == "apply";
 
   if (std::string why; !ffyolo::ParseByteSize(shard_size, &opt.shard_bytes, &why)) {
     std::fprintf(stderr, "yolo-pack: bad --shard-size: %s\n", why.c_str());
@@ -98,13 +105,12 @@ int Main(int argc, char** argv) {
                   : "",
               opt.output.c_str());
   if (summary.exif_oriented > 0)
-    std::fprintf(stderr,
-                 "yolo-pack: warning: %lld %s an EXIF orientation other than 1 (photos stored sideways or "
-                 "mirrored, as phones do): ffyolo trains on them as stored, not turned as OpenCV and YOLOv5 show "
-                 "them, so labels drawn on the turned view do not fit; re-save them upright (yolo-ffr info counts "
-                 "them per split)\n",
+    std::fprintf(stderr, "yolo-pack: %lld %s an EXIF orientation other than 1 (photos stored sideways or mirrored, "
+                 "as phones store them): %s\n",
                  static_cast<long long>(summary.exif_oriented),
-                 summary.exif_oriented == 1 ? "image carries" : "images carry");
+                 summary.exif_oriented == 1 ? "image carries" : "images carry",
+                 opt.apply_exif ? "trained and shown as viewed, turned as OpenCV and YOLOv5 read them"
+                                : "trained and shown as stored (--exif ignore)");
   return 0;
 }
 

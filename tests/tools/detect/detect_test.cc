@@ -19,10 +19,17 @@
 #include "ffyolo/box_ops.h"
 #include "ffyolo/detect_run.h"
 #include "ffyolo/letterbox.h"
+#include "ffyolo/orientation.h"
 #include "ffyolo/pack.h"
 #include "ffyolo/synthetic.h"
 #include "ffyolo/train.h"
 #include "testing/test_env.h"
+#include "tiny_images.h"
+#ifdef FFYOLO_HAVE_IMGCODECS
+#include <turbojpeg.h>
+
+#include <opencv2/imgcodecs.hpp>
+#endif
 
 namespace ffyolo {
 namespace {
@@ -340,6 +347,54 @@ TEST(YoloDetectTest, SaveTxtAndPrintedLinesSayWhatItFound) {
   EXPECT_EQ(printed.back(), std::to_string(std::distance(fs::directory_iterator(out / "labels"),
                                                          fs::directory_iterator())) +
                                 " labels saved to " + out.string() + "/labels");
+
+#ifdef FFYOLO_HAVE_IMGCODECS
+  // A photo stored turned with an EXIF orientation that turns it back (issue #32) is detected as viewed, as
+  // detect.py's cv2.imread reads it: the same size and boxes as its view saved upright, for each orientation.
+  const cv::Mat upright = cv::imread(collector.images.begin()->first, cv::IMREAD_COLOR);
+  ASSERT_FALSE(upright.empty());
+  for (int orientation = 2; orientation <= 8; ++orientation) {
+    SCOPED_TRACE("orientation " + std::to_string(orientation));
+    const fs::path tagged_dir = root / ("tagged" + std::to_string(orientation));
+    const fs::path upright_dir = root / ("upright" + std::to_string(orientation));
+    fs::create_directories(tagged_dir);
+    fs::create_directories(upright_dir);
+    cv::Mat stored;
+    OrientImage(upright, orientation == 6 ? 8 : orientation == 8 ? 6 : orientation, &stored);
+    tjhandle tj = tjInitCompress();
+    unsigned char* jpeg = nullptr;
+    unsigned long jpeg_size = 0;
+    ASSERT_EQ(tjCompress2(tj, stored.data, stored.cols, static_cast<int>(stored.step), stored.rows, TJPF_BGR, &jpeg,
+                          &jpeg_size, TJSAMP_420, 95, 0),
+              0);
+    const std::string tagged = testing::WithExifOrientation(std::string(reinterpret_cast<char*>(jpeg), jpeg_size),
+                                                            static_cast<uint8_t>(orientation));
+    tjFree(jpeg);
+    tjDestroy(tj);
+    ASSERT_TRUE(testing::WriteStringToFile((tagged_dir / "photo.jpg").string(), tagged));
+    ASSERT_TRUE(cv::imwrite((upright_dir / "photo.png").string(),
+                            cv::imread((tagged_dir / "photo.jpg").string(), cv::IMREAD_COLOR)));
+    DetectedImage seen[2];
+    for (int k = 0; k < 2; ++k) {
+      DetectRunOptions one = o;
+      one.source = (k == 0 ? tagged_dir : upright_dir).string();
+      Collector c;
+      DetectSummary cs;
+      ASSERT_TRUE(RunDetect(one, &c, &cs).ok());
+      ASSERT_EQ(c.images.size(), 1u);
+      seen[k] = c.images.begin()->second;
+    }
+    EXPECT_EQ(seen[0].width, upright.cols);
+    EXPECT_EQ(seen[0].height, upright.rows);
+    EXPECT_EQ(seen[0].input_w, seen[1].input_w);
+    EXPECT_EQ(seen[0].input_h, seen[1].input_h);
+    ASSERT_EQ(seen[0].boxes.size(), seen[1].boxes.size());
+    ASSERT_FALSE(seen[0].boxes.empty()) << "nothing detected: the comparison would compare nothing";
+    for (size_t b = 0; b < seen[0].boxes.size(); ++b)
+      EXPECT_EQ(DetectLabelLine(seen[0].boxes[b], seen[0].width, seen[0].height, true),
+                DetectLabelLine(seen[1].boxes[b], seen[1].width, seen[1].height, true));
+  }
+#endif
 }
 
 

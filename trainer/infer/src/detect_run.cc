@@ -21,6 +21,7 @@
 #include "ffyolo/checkpoint.h"
 #include "ffyolo/cpus.h"
 #include "ffyolo/device.h"
+#include "ffyolo/exif.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/letterbox.h"
@@ -155,9 +156,13 @@ bool DetectRun::Prepare(const std::string& path, int64_t index, Pending* out) {
   if (s.ok()) s = inspector_.Inspect(bytes, path, /*full_decode=*/false, &facts);
   cv::Mat decoded;
   int denominator = 1;
+  // As detect.py reads it (cv2.imread): a JPEG turned by its EXIF orientation.
+  DecodeOptions options;
+  if (s.ok() && facts.encoding == ImageEncoding::kJpeg)
+    options.orientation = JpegExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (s.ok())
-    s = decoder_.Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), facts.encoding, path,
-                        DecodeOptions(), &decoded, &denominator);
+    s = decoder_.Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), facts.encoding, path, options,
+                        &decoded, &denominator);
   if (!s.ok()) return fail(s);
   out->path = path;
   out->index = index;

@@ -1,0 +1,133 @@
+// Photos stored sideways or mirrored with an EXIF orientation train as viewed (issue #32): real coco128
+// photos, each stored turned by the inverse of its tag and tagged, packed from a YOLO-txt tree with
+// coco128's own labels (drawn on the upright view), give the loader's validation letterboxes and training
+// mosaics byte for byte those of the same views re-saved upright as PNGs. Packed with --exif ignore they
+// do not: the test fails with the tag ignored.
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ffyolo/dataset.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/orientation.h"
+#include "ffyolo/pack.h"
+#include "testing/test_env.h"
+#include "tiny_images.h"
+
+namespace ffyolo {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string EncodeJpeg(const cv::Mat& bgr) {
+  tjhandle h = tjInitCompress();
+  unsigned char* buf = nullptr;
+  unsigned long size = 0;
+  EXPECT_EQ(tjCompress2(h, bgr.data, bgr.cols, static_cast<int>(bgr.step), bgr.rows, TJPF_BGR, &buf, &size,
+                        TJSAMP_420, 95, 0),
+            0);
+  std::string out(reinterpret_cast<char*>(buf), size);
+  tjFree(buf);
+  tjDestroy(h);
+  return out;
+}
+
+// The orientation that undoes `o` (6 and 8 undo each other; the others undo themselves).
+int Inverse(int o) { return o == 6 ? 8 : o == 8 ? 6 : o; }
+
+// Two YOLO-txt trees of the same photos and labels: "tagged" stores each photo turned with a tag that
+// turns it back, "upright" holds what OpenCV reads from the tagged one, as a PNG.
+void WriteTrees(const std::string& coco128, const std::string& root) {
+  const int orientations[] = {6, 3, 8, 5, 2, 7, 4, 1};
+  std::vector<cv::String> files;
+  cv::glob(coco128 + "/images/train2017/*.jpg", files);
+  ASSERT_GE(files.size(), 8u);
+  for (const char* tree : {"tagged", "upright"}) {
+    fs::create_directories(root + "/" + tree + "/images/train");
+    fs::create_directories(root + "/" + tree + "/labels/train");
+    fs::copy_file(coco128 + "/names.yaml", root + "/" + tree + "/names.yaml");
+  }
+  for (size_t i = 0; i < 8; ++i) {
+    const std::string stem = fs::path(files[i]).stem();
+    const cv::Mat upright = cv::imread(files[i], cv::IMREAD_COLOR);
+    cv::Mat stored;
+    OrientImage(upright, Inverse(orientations[i]), &stored);
+    const std::string tagged =
+        testing::WithExifOrientation(EncodeJpeg(stored), static_cast<uint8_t>(orientations[i]));
+    ASSERT_TRUE(testing::WriteStringToFile(root + "/tagged/images/train/" + stem + ".jpg", tagged));
+    const cv::Mat viewed = cv::imread(root + "/tagged/images/train/" + stem + ".jpg", cv::IMREAD_COLOR);
+    ASSERT_EQ(viewed.size(), upright.size()) << stem;
+    ASSERT_TRUE(cv::imwrite(root + "/upright/images/train/" + stem + ".png", viewed));
+    const std::string labels = testing::ReadFileToString(coco128 + "/labels/train2017/" + stem + ".txt");
+    for (const char* tree : {"tagged", "upright"})
+      ASSERT_TRUE(testing::WriteStringToFile(root + "/" + tree + "/labels/train/" + stem + ".txt", labels));
+  }
+}
+
+std::string PackTree(const std::string& source, const std::string& output, bool apply_exif) {
+  PackOptions o;
+  o.source = source;
+  o.output = output;
+  o.apply_exif = apply_exif;
+  PackSummary summary;
+  const Status s = Pack(o, &summary);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return output;
+}
+
+// Every batch of an epoch: images and targets.
+std::vector<std::pair<std::string, std::vector<float>>> Epoch(const std::string& data, bool training) {
+  std::unique_ptr<Dataset> d;
+  EXPECT_TRUE(Dataset::Open(data, &d).ok());
+  LoaderOptions o;
+  o.training = training;
+  o.img_size = 640;
+  o.batch_size = 4;
+  o.workers = 2;
+  o.seed = 3;
+  o.hyp.mosaic = 1.0;
+  std::unique_ptr<Loader> loader;
+  const Status s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::pair<std::string, std::vector<float>>> out;
+  if (!loader) return out;
+  EXPECT_TRUE(loader->Start(0, 0).ok());
+  const Batch* b = nullptr;
+  while (loader->Next(&b).ok() && b) {
+    out.emplace_back(std::string(reinterpret_cast<const char*>(b->images), b->image_bytes()), b->targets);
+    loader->Release(b);
+  }
+  return out;
+}
+
+TEST(ExifOrientationTest, TaggedPhotosTrainAsTheirUprightViews) {
+  FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
+  testing::ScratchDir dir("exif_loader");
+  ASSERT_NO_FATAL_FAILURE(WriteTrees(coco128, dir.path()));
+  const std::string tagged = PackTree(dir / "tagged", dir / "tagged.ffr", true);
+  const std::string upright = PackTree(dir / "upright", dir / "upright.ffr", true);
+  const std::string ignored = PackTree(dir / "tagged", dir / "ignored.ffr", false);
+  for (const bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training mosaics" : "validation letterboxes");
+    const auto want = Epoch(upright, training);
+    const auto got = Epoch(tagged, training);
+    ASSERT_EQ(got.size(), 2u);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(got[i].first == want[i].first) << "batch " << i << ": the images differ";
+      EXPECT_EQ(got[i].second, want[i].second) << "batch " << i;
+    }
+    const auto as_stored = Epoch(ignored, training);
+    ASSERT_EQ(as_stored.size(), want.size());
+    EXPECT_FALSE(as_stored[0].first == want[0].first) << "--exif ignore: the stored pixels, not the views";
+  }
+}
+
+}  // namespace
+}  // namespace ffyolo
