@@ -87,4 +87,16 @@ int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
   return 1;
 }
 
+std::string JpegWithExifOrientation(std::string_view jpeg, int orientation) {
+  // A little-endian TIFF header, then IFD0: one entry, tag 0x0112 (orientation), type SHORT, count 1, the
+  // value in the entry; no next IFD.
+  const std::string tiff = std::string("II*\0\x08\0\0\0", 8) + std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10) +
+                           std::string(1, static_cast<char>(orientation)) + std::string(7, '\0');
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const size_t length = payload.size() + 2;
+  const std::string app1 =
+      std::string("\xFF\xE1", 2) + static_cast<char>(length >> 8) + static_cast<char>(length & 0xFF) + payload;
+  return std::string(jpeg.substr(0, 2)) + app1 + std::string(jpeg.substr(2));
+}
+
 }  // namespace ffyolo

@@ -303,6 +303,8 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
       for (Box& b : out->info.boxes) b.area = static_cast<float>(b.area * scale);
       out->info.width = static_cast<uint32_t>(w);
       out->info.height = static_cast<uint32_t>(h);
+      // The re-encode has no EXIF: the orientation goes back in, so that the stored file still says it.
+      if (out->info.exif_orientation > 1) smaller = JpegWithExifOrientation(smaller, out->info.exif_orientation);
       bytes.swap(smaller);
     }
   }

@@ -181,6 +181,12 @@ TEST_F(InspectTest, InfoCountsExifOrientedImages) {
   SplitStats stats;
   ASSERT_TRUE(ComputeSplitStats(*dataset_, kCocoSplit, &stats).ok());
   stats.exif_oriented = 37;
+  stats.exif_applied = true;
+  EXPECT_NE(FormatSplitStats(stats).find("37 images with an EXIF orientation other than 1: trained and shown as "
+                                         "viewed"),
+            std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(SplitStatsToJson(*dataset_, {stats}))["splits"][0]["exif_applied"], true);
+  stats.exif_applied = false;
   EXPECT_NE(FormatSplitStats(stats).find("37 images with an EXIF orientation other than 1: trained and shown as "
                                          "stored, not turned"),
             std::string::npos);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ffyolo/exif.h"
+
 namespace ffyolo::testing {
 
 namespace {
@@ -84,13 +86,7 @@ std::string WithJunkIdat(std::string png) {
 }
 
 std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation) {
-  const std::string tiff = std::string("II*\0\x08\0\0\0", 8) + std::string("\x01\0\x12\x01\x03\0\x01\0\0\0", 10) +
-                           std::string(1, static_cast<char>(orientation)) + std::string(7, '\0');
-  const std::string payload = std::string("Exif\0\0", 6) + tiff;
-  const size_t length = payload.size() + 2;
-  const std::string app1 = std::string("\xFF\xE1", 2) + static_cast<char>(length >> 8) +
-                           static_cast<char>(length & 0xFF) + payload;
-  return jpeg.substr(0, 2) + app1 + jpeg.substr(2);
+  return JpegWithExifOrientation(jpeg, orientation);
 }
 
 }  // namespace ffyolo::testing

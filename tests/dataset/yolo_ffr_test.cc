@@ -188,8 +188,8 @@ TEST_F(YoloFfrTest, BatchesPrintsEachBatchsDigestWhateverTheThreads) {
   EXPECT_EQ(Run("batches " + packed() + " --split val2017").status, 1);
 }
 
-// A JPEG with an EXIF orientation other than 1: yolo-pack packs it, warns with the count and what it means,
-// and yolo-ffr info says so for the split.
+// A JPEG with an EXIF orientation other than 1: yolo-pack packs it, says how many and how they train (as
+// viewed by default, as stored with --exif ignore), and yolo-ffr info says so for the split.
 TEST_F(YoloFfrTest, PackWarnsOfExifOrientedImagesAndInfoCountsThem) {
   const std::string src = *work_ / "exif";
   fs::create_directories(src + "/images/train");
@@ -201,17 +201,26 @@ TEST_F(YoloFfrTest, PackWarnsOfExifOrientedImagesAndInfoCountsThem) {
     ASSERT_TRUE(testing::WriteStringToFile(src + "/labels/train/" + std::to_string(i) + ".txt", "0 0.5 0.5 0.2 0.2\n"));
   }
   ASSERT_TRUE(testing::WriteStringToFile(src + "/data.yaml", "names: [thing]\n"));
-  const std::string out = *work_ / "exif.ffr";
-  const RunResult pack = RunTool(YOLO_PACK, src + " -o " + out);
-  ASSERT_EQ(pack.status, 0) << pack.err;
-  EXPECT_NE(pack.err.find("yolo-pack: warning: 1 image carries an EXIF orientation other than 1"), std::string::npos)
-      << pack.err;
-  EXPECT_NE(pack.err.find("re-save them upright"), std::string::npos) << pack.err;
-  const RunResult info = Run("info " + out);
-  ASSERT_EQ(info.status, 0) << info.err;
-  EXPECT_NE(info.out.find("1 image with an EXIF orientation other than 1"), std::string::npos) << info.out;
-  const RunResult verify = Run("verify " + out);
-  EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
+  for (const bool ignore : {false, true}) {
+    const std::string out = *work_ / (ignore ? "exif-ignored.ffr" : "exif.ffr");
+    const RunResult pack = RunTool(YOLO_PACK, src + " -o " + out + (ignore ? " --exif ignore" : ""));
+    ASSERT_EQ(pack.status, 0) << pack.err;
+    EXPECT_NE(pack.err.find(std::string("yolo-pack: 1 image carries an EXIF orientation other than 1 (photos stored "
+                                        "sideways or mirrored, as phones store them): ") +
+                            (ignore ? "trained and shown as stored (--exif ignore)"
+                                    : "trained and shown as viewed, turned as OpenCV and YOLOv5 read them")),
+              std::string::npos)
+        << pack.err;
+    const RunResult info = Run("info " + out);
+    ASSERT_EQ(info.status, 0) << info.err;
+    EXPECT_NE(info.out.find(std::string("1 image with an EXIF orientation other than 1: ") +
+                            (ignore ? "trained and shown as stored" : "trained and shown as viewed")),
+              std::string::npos)
+        << info.out;
+    const RunResult verify = Run("verify " + out);
+    EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
+  }
+  EXPECT_NE(RunTool(YOLO_PACK, src + " -o " + (*work_ / "bad.ffr") + " --exif sideways").status, 0);
 }
 
 }  // namespace

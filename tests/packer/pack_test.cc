@@ -16,6 +16,7 @@
 #include "ffr/format.h"
 #include "ffr/reader.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/exif.h"
 #include "ffyolo/inspect.h"
 #include "ffyolo/pack.h"
 #include "dataset/packed_coco128.h"
@@ -268,8 +269,8 @@ TEST(PackCoco128Test, AlignedPackHoldsTheSameRecords) {
   EXPECT_EQ(report.images, 128);
 }
 
-// Each record keeps the EXIF orientation its JPEG carries, even when --max-size re-encodes it without the
-// block; the split counts those other than 1. By default the label index gives the viewed size (the record
+// Each record keeps the EXIF orientation its JPEG carries, and so does its image when --max-size
+// re-encodes it (the encoder writes no EXIF: the block goes back in); the split counts those other than 1. By default the label index gives the viewed size (the record
 // the stored one) and the manifest says the orientation is applied; with --exif ignore, stored sizes and
 // not applied. The COCO JSON's size must be the frame the flag says its boxes are in.
 TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
@@ -311,6 +312,7 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
         RecordView v;
         ASSERT_TRUE(RecordView::Parse(sample.data, sample.size, r->Describe(i), &v).ok());
         EXPECT_EQ(v.exif_orientation(), expected[i]) << v.file_name();
+        EXPECT_EQ(JpegExifOrientation(v.image_data(), v.image_size()), expected[i]) << v.file_name();
         if (i == 0) {
           EXPECT_EQ(v.width(), max_size ? 32u : 64u);  // the record: as stored
         }

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace ffyolo {
 
@@ -16,6 +18,11 @@ namespace ffyolo {
 // and sets *malformed when the caller asks. Reads nothing outside
 // [data, data + size), whatever the bytes.
 int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+
+// `jpeg` (from its SOI) with an APP1 EXIF block after the SOI whose IFD0 holds
+// `orientation` alone: how yolo-pack --max-size keeps the tag of a JPEG it
+// re-encodes (the encoder writes no EXIF).
+std::string JpegWithExifOrientation(std::string_view jpeg, int orientation);
 
 // Whether an image of this orientation is seen with its width and height
 // swapped (5 to 8: a transpose is part of the turn).
