@@ -196,9 +196,13 @@ Status Dataset::LoadLabelIndex(const std::string& split, LabelIndex* out, bool* 
   return Status::OK();
 }
 
-Status Dataset::ExifApplied(const std::string& split, bool* applied) const {
+Status Dataset::ExifApplied(const std::string& split, bool* applied, int64_t* oriented) const {
   std::vector<const SplitInfo*> members;
   FFR_RETURN_IF_ERROR(Members(split, &members));
+  if (oriented) {
+    *oriented = 0;
+    for (const SplitInfo* s : members) *oriented += std::max<int64_t>(s->exif_oriented, 0);
+  }
   const auto applies = [](const SplitInfo* s) { return s->exif_applied; };
   *applied = std::all_of(members.begin(), members.end(), applies);
   const bool turned = std::any_of(members.begin(), members.end(), [](const SplitInfo* s) { return s->exif_oriented > 0; });

@@ -55,8 +55,9 @@ class Dataset {
   // (`what`: "--by-id", "extract", ...): InvalidArgument naming the set and what to do.
   Status CheckOwnImageIds(const std::string& split, const std::string& what) const;
   // Whether the split's images are decoded as viewed, their EXIF orientations applied (manifest.h's
-  // exif_applied; a set's when every member's is; refused when they differ and some image turns).
-  Status ExifApplied(const std::string& split, bool* applied) const;
+  // exif_applied; a set's when every member's is; refused when they differ and some image turns), and
+  // how many of its images carry an orientation other than 1 (as recorded; 0 when not).
+  Status ExifApplied(const std::string& split, bool* applied, int64_t* oriented = nullptr) const;
 
  private:
   // The old rule for a default split (see ResolveSplit).

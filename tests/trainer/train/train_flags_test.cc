@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -143,6 +144,35 @@ INSTANTIATE_TEST_SUITE_P(Variants, StepVariantTest,
                                                          o->channels_last = on ? "on" : "off";
                                                        }}),
                          [](const ::testing::TestParamInfo<StepVariant>& p) { return std::string(p.param.name); });
+
+// A split whose images carry EXIF orientations that it does not apply (packed with --exif ignore, or before
+// yolo-pack applied them) trains, and the trainer says once that those images train as stored.
+TEST(ExifWarningTest, ASplitPackedWithoutOrientationsSaysSo) {
+  testing::ScratchDir dir("exif_warning");
+  const std::string data = dir / "data.ffr";
+  std::filesystem::copy(testing::TinyDataset(), data, std::filesystem::copy_options::recursive);
+  std::string yaml = testing::ReadFileToString(data + "/dataset.yaml");
+  for (const std::string& key : {std::string("    exif_applied: true\n")}) {
+    for (size_t at; (at = yaml.find(key)) != std::string::npos;) yaml.erase(at, key.size());
+  }
+  for (size_t at = 0; (at = yaml.find("exif_oriented: 0", at)) != std::string::npos;) yaml.replace(at, 16, "exif_oriented: 3");
+  ASSERT_TRUE(testing::WriteStringToFile(data + "/dataset.yaml", yaml));
+  struct Messages : TrainObserver {
+    std::vector<std::string> warnings;
+    void OnMessage(TrainMessage kind, const std::string& text) override {
+      if (kind == TrainMessage::kWarning) warnings.push_back(text);
+    }
+  } messages;
+  TrainOptions o = TinyTrainOptions(dir / "runs", 1);
+  o.data = data;
+  std::unique_ptr<Trainer> t;
+  const ffr::Status s = Trainer::Create(o, &messages, &t);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  int said = 0;
+  for (const std::string& w : messages.warnings)
+    said += w.find("3 images carry an EXIF orientation but train as stored") != std::string::npos;
+  EXPECT_EQ(said, 2) << "once for the training split, once for the validation split";
+}
 
 // --cuda-graph needs a model on a CUDA device: a CPU run is refused at set-up, saying so.
 TEST(CudaGraphFlagTest, ACpuRunIsRefusedAtSetUp) {

@@ -291,6 +291,17 @@ Status Trainer::State::OpenDataset() {
   } else {
     FFR_RETURN_IF_ERROR(found);
   }
+  for (const std::string& split : {train_split, val_split}) {
+    bool applied = false;
+    int64_t oriented = 0;
+    FFR_RETURN_IF_ERROR(dataset->ExifApplied(split, &applied, &oriented));
+    if (!applied && oriented > 0 && (!opt.distributed || opt.dist.rank == 0))
+      Warn(split + ": " + std::to_string(oriented) + " image" + (oriented == 1 ? " carries" : "s carry") +
+           " an EXIF orientation but train" + (oriented == 1 ? "s" : "") + " as stored, not turned as OpenCV and " +
+           "YOLOv5 read them (packed with --exif ignore, or before yolo-pack applied orientations: re-pack to "
+           "train them as viewed)");
+    if (val_split == train_split) break;
+  }
   nc = static_cast<int64_t>(dataset->num_classes());
   names = dataset->manifest().names;
   if (opt.single_cls) {
