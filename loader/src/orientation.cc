@@ -8,8 +8,7 @@ namespace ffyolo {
 
 namespace {
 
-// Where stored pixel (x, y) of a W x H image is seen, and back: the transposes and flips of
-// OrientImage, pixel by pixel.
+// Where stored pixel p of an image of size s is seen: the transposes and flips of OrientImage, pixel by pixel.
 cv::Point ViewedPoint(cv::Point p, cv::Size s, int orientation) {
   const int w = s.width - 1, h = s.height - 1;
   switch (orientation) {
@@ -21,19 +20,6 @@ cv::Point ViewedPoint(cv::Point p, cv::Size s, int orientation) {
     case 7: return {h - p.y, w - p.x};
     case 8: return {p.y, w - p.x};
     default: return p;
-  }
-}
-cv::Point StoredPoint(cv::Point v, cv::Size s, int orientation) {
-  const int w = s.width - 1, h = s.height - 1;
-  switch (orientation) {
-    case 2: return {w - v.x, v.y};
-    case 3: return {w - v.x, h - v.y};
-    case 4: return {v.x, h - v.y};
-    case 5: return {v.y, v.x};
-    case 6: return {v.y, h - v.x};
-    case 7: return {w - v.y, h - v.x};
-    case 8: return {w - v.y, v.x};
-    default: return v;
   }
 }
 
@@ -48,12 +34,17 @@ cv::Rect MapRect(const cv::Rect& r, Map map) {
 
 }  // namespace
 
+int InverseOrientation(int orientation) { return orientation == 6 ? 8 : orientation == 8 ? 6 : orientation; }
+
 cv::Size ViewedSize(cv::Size stored, int orientation) {
   return OrientationSwapsSides(orientation) ? cv::Size(stored.height, stored.width) : stored;
 }
 
 cv::Rect StoredRegion(const cv::Rect& viewed, cv::Size stored, int orientation) {
-  return MapRect(viewed, [&](cv::Point p) { return StoredPoint(p, stored, orientation); });
+  // The view turned back: the inverse orientation, from the viewed size.
+  const cv::Size viewed_size = ViewedSize(stored, orientation);
+  const int back = InverseOrientation(orientation);
+  return MapRect(viewed, [&](cv::Point p) { return ViewedPoint(p, viewed_size, back); });
 }
 
 cv::Rect ViewedRegion(const cv::Rect& stored, cv::Size stored_size, int orientation) {

@@ -600,6 +600,11 @@ TEST(Orientation, RegionsMapAsThePixelsMove) {
       }
     for (const cv::Rect& r : RegionsOf(stored, &rng))
       EXPECT_EQ(StoredRegion(ViewedRegion(r, stored, o), stored, o), r);
+    const cv::Mat picture = MakeBgr(stored.width, stored.height);
+    cv::Mat viewed, back;
+    OrientImage(picture, o, &viewed);
+    OrientImage(viewed, InverseOrientation(o), &back);
+    EXPECT_EQ(cv::norm(back, picture, cv::NORM_INF), 0) << "InverseOrientation undoes it";
   }
 }
 

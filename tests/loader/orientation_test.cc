@@ -38,9 +38,6 @@ std::string EncodeJpeg(const cv::Mat& bgr) {
   return out;
 }
 
-// The orientation that undoes `o` (6 and 8 undo each other; the others undo themselves).
-int Inverse(int o) { return o == 6 ? 8 : o == 8 ? 6 : o; }
-
 // Two YOLO-txt trees of the same photos and labels: "tagged" stores each photo turned with a tag that
 // turns it back, "upright" holds what OpenCV reads from the tagged one, as a PNG.
 void WriteTrees(const std::string& coco128, const std::string& root) {
@@ -57,7 +54,7 @@ void WriteTrees(const std::string& coco128, const std::string& root) {
     const std::string stem = fs::path(files[i]).stem();
     const cv::Mat upright = cv::imread(files[i], cv::IMREAD_COLOR);
     cv::Mat stored;
-    OrientImage(upright, Inverse(orientations[i]), &stored);
+    OrientImage(upright, InverseOrientation(orientations[i]), &stored);
     const std::string tagged =
         testing::WithExifOrientation(EncodeJpeg(stored), static_cast<uint8_t>(orientations[i]));
     ASSERT_TRUE(testing::WriteStringToFile(root + "/tagged/images/train/" + stem + ".jpg", tagged));

@@ -12,6 +12,10 @@ namespace ffyolo {
 // and 1 are viewed as stored).
 inline bool OrientationTurns(int orientation) { return orientation >= 2 && orientation <= 8; }
 
+// The orientation that turns a viewed image back to its stored pixels (6 and 8 undo each other; the
+// others undo themselves).
+int InverseOrientation(int orientation);
+
 // The viewed size of a stored image of this size (the sides swapped for orientations 5 to 8).
 cv::Size ViewedSize(cv::Size stored, int orientation);
 

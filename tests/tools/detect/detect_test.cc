@@ -360,7 +360,7 @@ TEST(YoloDetectTest, SaveTxtAndPrintedLinesSayWhatItFound) {
     fs::create_directories(tagged_dir);
     fs::create_directories(upright_dir);
     cv::Mat stored;
-    OrientImage(upright, orientation == 6 ? 8 : orientation == 8 ? 6 : orientation, &stored);
+    OrientImage(upright, InverseOrientation(orientation), &stored);
     tjhandle tj = tjInitCompress();
     unsigned char* jpeg = nullptr;
     unsigned long jpeg_size = 0;
