@@ -1,8 +1,8 @@
 // Photos stored sideways or mirrored with an EXIF orientation train as viewed (issue #32): real coco128
 // photos, each stored turned by the inverse of its tag and tagged, packed from a YOLO-txt tree with
 // coco128's own labels (drawn on the upright view), give the loader's validation letterboxes and training
-// mosaics byte for byte those of the same views re-saved upright as PNGs. Packed with --exif ignore they
-// do not: the test fails with the tag ignored.
+// mosaics, decoded or from the pixel cache, byte for byte those of the same views re-saved upright as PNGs.
+// Packed with --exif ignore they do not: the test fails with the tag ignored.
 #include <gtest/gtest.h>
 #include <turbojpeg.h>
 
@@ -17,6 +17,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/orientation.h"
 #include "ffyolo/pack.h"
+#include "ffyolo/pixel_cache.h"
 #include "testing/test_env.h"
 #include "tiny_images.h"
 
@@ -78,8 +79,9 @@ std::string PackTree(const std::string& source, const std::string& output, bool 
   return output;
 }
 
-// Every batch of an epoch: images and targets.
-std::vector<std::pair<std::string, std::vector<float>>> Epoch(const std::string& data, bool training) {
+// Every batch of an epoch: images and targets; from the pixel cache ("ram" or "disk", built first) or decoding.
+std::vector<std::pair<std::string, std::vector<float>>> Epoch(const std::string& data, bool training,
+                                                              const std::string& cache = "") {
   std::unique_ptr<Dataset> d;
   EXPECT_TRUE(Dataset::Open(data, &d).ok());
   LoaderOptions o;
@@ -89,6 +91,10 @@ std::vector<std::pair<std::string, std::vector<float>>> Epoch(const std::string&
   o.workers = 2;
   o.seed = 3;
   o.hyp.mosaic = 1.0;
+  if (!cache.empty()) {
+    const Status cached = UsePixelCache(*d, cache, &o);
+    EXPECT_TRUE(cached.ok()) << cached.ToString();
+  }
   std::unique_ptr<Loader> loader;
   const Status s = Loader::Open(*d, o, &loader);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -120,6 +126,10 @@ TEST(ExifOrientationTest, TaggedPhotosTrainAsTheirUprightViews) {
       EXPECT_TRUE(got[i].first == want[i].first) << "batch " << i << ": the images differ";
       EXPECT_EQ(got[i].second, want[i].second) << "batch " << i;
     }
+    const auto cached = Epoch(tagged, training, "disk");  // the pixel cache holds the views
+    ASSERT_EQ(cached.size(), want.size());
+    for (size_t i = 0; i < cached.size(); ++i)
+      EXPECT_TRUE(cached[i].first == want[i].first) << "batch " << i << ": the cached images differ";
     const auto as_stored = Epoch(ignored, training);
     ASSERT_EQ(as_stored.size(), want.size());
     EXPECT_FALSE(as_stored[0].first == want[0].first) << "--exif ignore: the stored pixels, not the views";
