@@ -87,6 +87,33 @@ int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
   return 1;
 }
 
+int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
+  static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (malformed) *malformed = false;
+  if (size < 8 || std::memcmp(data, kSignature, 8) != 0) return 1;
+  size_t at = 8;
+  while (at + 8 <= size) {  // length, type, data, CRC
+    const size_t length = size_t{data[at]} << 24 | size_t{data[at + 1]} << 16 | size_t{data[at + 2]} << 8 | data[at + 3];
+    const uint8_t* type = data + at + 4;
+    if (std::memcmp(type, "IDAT", 4) == 0 || std::memcmp(type, "IEND", 4) == 0) return 1;
+    if (length > size - at - 8) return 1;  // a chunk cut short: the decoder reports it
+    if (std::memcmp(type, "eXIf", 4) == 0) {
+      const int orientation = TiffOrientation(data + at + 8, length);
+      if (orientation > 0) return orientation;
+      if (orientation < 0 && malformed) *malformed = true;
+      return 1;
+    }
+    at += 12 + length;
+  }
+  return 1;
+}
+
+int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
+  if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return JpegExifOrientation(data, size, malformed);
+  if (malformed) *malformed = false;
+  return PngExifOrientation(data, size, malformed);
+}
+
 std::string JpegWithExifOrientation(std::string_view jpeg, int orientation) {
   // A little-endian TIFF header, then IFD0: one entry, tag 0x0112 (orientation), type SHORT, count 1, the
   // value in the entry; no next IFD.

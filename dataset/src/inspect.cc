@@ -355,9 +355,10 @@ void SplitVerifier::CheckSample(int64_t r, const ffr::Sample& sample, ImageInspe
     AddProblem(file, index, image,
                where() + ": the image is " + std::to_string(facts.width) + "x" + std::to_string(facts.height) +
                    " but the record says " + std::to_string(record.width()) + "x" + std::to_string(record.height()));
-  } else if (record.encoding() == ImageEncoding::kJpeg && record.exif_orientation() != 0) {
-    // A JPEG re-encoded by --max-size lost its EXIF block (1 then), not the record's byte.
-    const int in_image = JpegExifOrientation(record.image_data(), record.image_size());
+  } else if (record.exif_orientation() != 0) {
+    // A JPEG re-encoded by --max-size before it wrote the tag back lost its EXIF block (1 then), not the
+    // record's byte.
+    const int in_image = ImageExifOrientation(record.image_data(), record.image_size());
     if (in_image != 1 && in_image != record.exif_orientation())
       AddProblem(file, index, image,
                  where() + ": the image's EXIF orientation is " + std::to_string(in_image) + " but the record says " +

@@ -287,10 +287,10 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   out->info = image.info;
   ImageFacts facts;
   s = inspector->Inspect(bytes, where, opt_.full_decode, &facts);
-  // Read from the original bytes: a --max-size re-encode below drops the EXIF block, not the record's byte.
-  if (s.ok() && facts.encoding == ImageEncoding::kJpeg)
+  // A JPEG's or PNG's, as cv::imread applies it (other formats: 1), read before --max-size re-encodes.
+  if (s.ok())
     out->info.exif_orientation =
-        static_cast<uint8_t>(JpegExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+        static_cast<uint8_t>(ImageExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   if (s.ok()) s = ApplyImageFacts(facts, where, opt_.apply_exif, &out->info);
   if (s.ok() && shrinker != nullptr && facts.encoding == ImageEncoding::kJpeg) {
     std::string smaller;

@@ -1,4 +1,4 @@
-// JpegExifOrientation: the orientation of every EXIF block a camera or a photo tool writes, in both
+// JpegExifOrientation and PngExifOrientation: the orientation of every EXIF block a camera or a photo tool writes, in both
 // byte orders and behind other segments, and 1 for every broken or absent one, never reading past the end.
 #include "ffyolo/exif.h"
 
@@ -155,6 +155,49 @@ TEST(ExifTest, EveryTruncationIsSafe) {
       EXPECT_EQ(o, 5);
     }
   }
+}
+
+// A PNG: signature, IHDR, the chunks, then IDAT and IEND (CRCs are not read for the orientation).
+Bytes Png(const std::vector<std::pair<std::string, Bytes>>& chunks) {
+  Bytes p{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  auto chunk = [&](const std::string& type, const Bytes& data) {
+    Put32(&p, static_cast<uint32_t>(data.size()), /*little=*/false);
+    p.insert(p.end(), type.begin(), type.end());
+    p.insert(p.end(), data.begin(), data.end());
+    Put32(&p, 0, false);
+  };
+  chunk("IHDR", Bytes(13, 0));
+  for (const auto& [type, data] : chunks) chunk(type, data);
+  chunk("IDAT", Bytes(4, 0));
+  chunk("IEND", {});
+  return p;
+}
+
+// A PNG's eXIf chunk (OpenCV 4.6's imread turns a PNG by it too): its orientation in both byte orders, 1
+// without one or when malformed (saying so), and every prefix safe.
+TEST(ExifTest, PngExifChunk) {
+  bool malformed = true;
+  for (const bool little : {true, false})
+    for (uint16_t o = 1; o <= 8; ++o) {
+      const Bytes png = Png({{"gAMA", Bytes(4, 0)}, {"eXIf", Tiff(little, {kMake, {0x0112, 3, 1, o}})}});
+      EXPECT_EQ(PngExifOrientation(png.data(), png.size(), &malformed), o);
+      EXPECT_FALSE(malformed);
+      EXPECT_EQ(ImageExifOrientation(png.data(), png.size()), o);
+    }
+  const Bytes plain = Png({});
+  EXPECT_EQ(PngExifOrientation(plain.data(), plain.size()), 1);
+  const Bytes tagged = Png({{"eXIf", Tiff(true, {{0x0112, 3, 1, 6}})}});
+  EXPECT_EQ(ImageExifOrientation(tagged.data(), tagged.size()), 6);
+  const Bytes broken = Png({{"eXIf", Bytes{'I', 'I', 0, 0}}});
+  EXPECT_EQ(PngExifOrientation(broken.data(), broken.size(), &malformed), 1);
+  EXPECT_TRUE(malformed);
+  for (size_t n = 0; n <= tagged.size(); ++n) {
+    const int o = PngExifOrientation(tagged.data(), n);
+    EXPECT_TRUE(o == 1 || o == 6) << n;
+  }
+  const Bytes jpeg = Jpeg({Exif(Tiff(true, {{0x0112, 3, 1, 3}}))});
+  EXPECT_EQ(ImageExifOrientation(jpeg.data(), jpeg.size()), 3);
+  EXPECT_EQ(ImageExifOrientation(plain.data(), 4), 1);
 }
 
 }  // namespace

@@ -85,6 +85,17 @@ std::string WithJunkIdat(std::string png) {
   return png;
 }
 
+std::string WithPngExifOrientation(const std::string& png, uint8_t orientation) {
+  // The TIFF block JpegWithExifOrientation writes, after its 4 marker and length bytes and "Exif\0\0".
+  const std::string tiff = JpegWithExifOrientation("\xFF\xD8", orientation).substr(2 + 4 + 6);
+  std::string chunk = std::string("\0\0\0", 3) + static_cast<char>(tiff.size()) + "eXIf" + tiff;
+  const auto crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(chunk.data() + 4), static_cast<uInt>(chunk.size() - 4)));
+  for (int k = 0; k < 4; ++k) chunk += static_cast<char>(crc >> (24 - 8 * k));
+  constexpr size_t kAfterIhdr = 8 + 4 + 4 + 13 + 4;
+  return png.substr(0, kAfterIhdr) + chunk + png.substr(kAfterIhdr);
+}
+
 std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation) {
   return JpegWithExifOrientation(jpeg, orientation);
 }

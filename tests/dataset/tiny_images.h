@@ -14,6 +14,9 @@ std::string MakeJpeg(int width, int height, int components);
 // `jpeg` with an APP1 EXIF block after its SOI: a little-endian TIFF whose IFD0 holds the orientation alone.
 std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation);
 
+// `png` with an eXIf chunk (its CRC right) after IHDR: a little-endian TIFF whose IFD0 holds the orientation.
+std::string WithPngExifOrientation(const std::string& png, uint8_t orientation);
+
 // An 8-bit RGB PNG of a grey ramp, every row filtered with `row_filter`
 // (0, none; PNG defines 0 to 4, so others make a PNG whose chunks and zlib
 // data are whole but whose rows do not decode).

@@ -640,6 +640,32 @@ TEST(Orientation, EveryOrientationDecodesAsOpenCvReadsIt) {
 }
 #endif
 
+#ifdef FFYOLO_HAVE_IMGCODECS
+// A PNG with an eXIf chunk of each orientation decodes as cv::imread turns it (OpenCV 4.6 reads eXIf).
+TEST(Orientation, TaggedPngDecodesAsOpenCvReadsIt) {
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(cv::imencode(".png", MakeBgr(37, 23), png));
+  ImageDecoder decoder;
+  for (int o = 1; o <= 8; ++o) {
+    SCOPED_TRACE("orientation " + std::to_string(o));
+    const std::string tagged_text = testing::WithPngExifOrientation(std::string(png.begin(), png.end()),
+                                                                    static_cast<uint8_t>(o));
+    const Bytes tagged(tagged_text.begin(), tagged_text.end());
+    ASSERT_EQ(ImageExifOrientation(tagged.data(), tagged.size()), o);
+    DecodeOptions options;
+    options.orientation = o;
+    cv::Mat image;
+    int scale = 0;
+    const ffr::Status st =
+        decoder.Decode(tagged.data(), tagged.size(), ImageEncoding::kPng, "sample 7", options, &image, &scale);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    const cv::Mat reference = cv::imdecode(tagged, cv::IMREAD_COLOR);
+    ASSERT_EQ(image.size(), reference.size());
+    EXPECT_EQ(cv::norm(reference, image, cv::NORM_INF), 0);
+  }
+}
+#endif
+
 // At every DCT scale, the viewed decode is the stored decode turned, and a region decode of the view
 // equals the whole view inside the region (so a mosaic tile reads the stored pixels its region needs).
 TEST(Orientation, ScaledAndRegionDecodesAreTheStoredDecodeTurned) {

@@ -1,5 +1,5 @@
 // Photos stored sideways or mirrored with an EXIF orientation train as viewed (issue #32): real coco128
-// photos, each stored turned by the inverse of its tag and tagged, packed from a YOLO-txt tree with
+// photos, each stored turned by the inverse of its tag and tagged (seven JPEGs, one PNG with an eXIf chunk), packed from a YOLO-txt tree with
 // coco128's own labels (drawn on the upright view), give the loader's validation letterboxes and training
 // mosaics, decoded or from the pixel cache, byte for byte those of the same views re-saved upright as PNGs.
 // Packed with --exif ignore they do not: the test fails with the tag ignored.
@@ -42,7 +42,7 @@ std::string EncodeJpeg(const cv::Mat& bgr) {
 // Two YOLO-txt trees of the same photos and labels: "tagged" stores each photo turned with a tag that
 // turns it back, "upright" holds what OpenCV reads from the tagged one, as a PNG.
 void WriteTrees(const std::string& coco128, const std::string& root) {
-  const int orientations[] = {6, 3, 8, 5, 2, 7, 4, 1};
+  const int orientations[] = {6, 3, 8, 5, 2, 7, 4, 6};  // the last one a PNG with an eXIf chunk
   std::vector<cv::String> files;
   cv::glob(coco128 + "/images/train2017/*.jpg", files);
   ASSERT_GE(files.size(), 8u);
@@ -56,10 +56,20 @@ void WriteTrees(const std::string& coco128, const std::string& root) {
     const cv::Mat upright = cv::imread(files[i], cv::IMREAD_COLOR);
     cv::Mat stored;
     OrientImage(upright, InverseOrientation(orientations[i]), &stored);
-    const std::string tagged =
-        testing::WithExifOrientation(EncodeJpeg(stored), static_cast<uint8_t>(orientations[i]));
-    ASSERT_TRUE(testing::WriteStringToFile(root + "/tagged/images/train/" + stem + ".jpg", tagged));
-    const cv::Mat viewed = cv::imread(root + "/tagged/images/train/" + stem + ".jpg", cv::IMREAD_COLOR);
+    const auto o = static_cast<uint8_t>(orientations[i]);
+    std::string tagged;
+    std::string file = root + "/tagged/images/train/" + stem;
+    if (i == 7) {
+      std::vector<uint8_t> png;
+      ASSERT_TRUE(cv::imencode(".png", stored, png));
+      tagged = testing::WithPngExifOrientation(std::string(png.begin(), png.end()), o);
+      file += ".png";
+    } else {
+      tagged = testing::WithExifOrientation(EncodeJpeg(stored), o);
+      file += ".jpg";
+    }
+    ASSERT_TRUE(testing::WriteStringToFile(file, tagged));
+    const cv::Mat viewed = cv::imread(file, cv::IMREAD_COLOR);
     ASSERT_EQ(viewed.size(), upright.size()) << stem;
     ASSERT_TRUE(cv::imwrite(root + "/upright/images/train/" + stem + ".png", viewed));
     const std::string labels = testing::ReadFileToString(coco128 + "/labels/train2017/" + stem + ".txt");

@@ -19,6 +19,14 @@ namespace ffyolo {
 // [data, data + size), whatever the bytes.
 int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
 
+// The orientation a PNG's eXIf chunk (a TIFF block, before the image data)
+// gives, as OpenCV's imread applies it; 1 and *malformed as above.
+int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+
+// A JPEG's or a PNG's (by their first bytes), 1 for any other bytes: the
+// orientation cv::imread(IMREAD_COLOR) turns the image by.
+int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+
 // `jpeg` (from its SOI) with an APP1 EXIF block after the SOI whose IFD0 holds
 // `orientation` alone: how yolo-pack --max-size keeps the tag of a JPEG it
 // re-encodes (the encoder writes no EXIF).

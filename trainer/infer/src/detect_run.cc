@@ -156,10 +156,9 @@ bool DetectRun::Prepare(const std::string& path, int64_t index, Pending* out) {
   if (s.ok()) s = inspector_.Inspect(bytes, path, /*full_decode=*/false, &facts);
   cv::Mat decoded;
   int denominator = 1;
-  // As detect.py reads it (cv2.imread): a JPEG turned by its EXIF orientation.
+  // As detect.py reads it (cv2.imread): a JPEG or PNG turned by its EXIF orientation.
   DecodeOptions options;
-  if (s.ok() && facts.encoding == ImageEncoding::kJpeg)
-    options.orientation = JpegExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (s.ok()) options.orientation = ImageExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (s.ok())
     s = decoder_.Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), facts.encoding, path, options,
                         &decoded, &denominator);
