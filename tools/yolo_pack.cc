@@ -42,15 +42,18 @@ int Main(int argc, char** argv) {
                  "O_DIRECT (the reader's direct_io), so that a read fetches only the sample's own blocks: it saves "
                  "up to 4 KiB per read, which matters most for small samples (a 16 KiB one otherwise costs a 20 KiB "
                  "read), for about 2 KiB of zero padding per sample. The shards stay readable by FFRecord");
-  std::string exif = "apply";
+  std::string exif = "auto";
   app.add_option("--exif", exif,
-                 "Photos with an EXIF orientation: apply (the default) trains and shows them as viewed, turned as "
-                 "OpenCV and YOLOv5 read them, their labels drawn on that view; ignore trains the stored pixels, for "
-                 "a COCO JSON whose boxes were drawn on them")
-      ->check(CLI::IsMember({"apply", "ignore"}));
+                 "Photos with an EXIF orientation: auto (the default) trains and shows them as viewed, turned as "
+                 "OpenCV and YOLOv5 read them, their labels drawn on that view (a COCO JSON's sizes must say so); "
+                 "apply does the same for labels drawn on the stored pixels, turning them too; ignore trains the "
+                 "stored pixels with the labels as given")
+      ->check(CLI::IsMember({"auto", "apply", "ignore"}));
   app.add_flag("-f,--force", opt.force, "Replace the dataset or unfinished pack in the output directory");
   CLI11_PARSE(app, argc, argv);
-  opt.apply_exif = exif == "apply";
+  opt.exif = exif == "apply" ? ffyolo::ExifPolicy::kApply
+             : exif == "ignore" ? ffyolo::ExifPolicy::kIgnore
+                                : ffyolo::ExifPolicy::kAuto;
 
   if (std::string why; !ffyolo::ParseByteSize(shard_size, &opt.shard_bytes, &why)) {
     std::fprintf(stderr, "yolo-pack: bad --shard-size: %s\n", why.c_str());
@@ -109,8 +112,9 @@ int Main(int argc, char** argv) {
                  "as phones store them): %s\n",
                  static_cast<long long>(summary.exif_oriented),
                  summary.exif_oriented == 1 ? "image carries" : "images carry",
-                 opt.apply_exif ? "trained and shown as viewed, turned as OpenCV and YOLOv5 read them"
-                                : "trained and shown as stored (--exif ignore)");
+                 opt.exif != ffyolo::ExifPolicy::kIgnore
+                     ? "trained and shown as viewed, turned as OpenCV and YOLOv5 read them"
+                     : "trained and shown as stored (--exif ignore)");
   return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "ffyolo/exif.h"
 
 #include <cstring>
+#include <utility>
 
 namespace ffyolo {
 namespace {
@@ -112,6 +113,21 @@ int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return JpegExifOrientation(data, size, malformed);
   if (malformed) *malformed = false;
   return PngExifOrientation(data, size, malformed);
+}
+
+void TurnBoxToViewed(int orientation, double width, double height, double* cx, double* cy, double* w, double* h) {
+  const double x = *cx, y = *cy;
+  switch (orientation) {  // as the pixels move (the loader's OrientImage)
+    case 2: *cx = width - x; break;
+    case 3: *cx = width - x, *cy = height - y; break;
+    case 4: *cy = height - y; break;
+    case 5: *cx = y, *cy = x; break;
+    case 6: *cx = height - y, *cy = x; break;
+    case 7: *cx = height - y, *cy = width - x; break;
+    case 8: *cx = y, *cy = width - x; break;
+    default: return;
+  }
+  if (OrientationSwapsSides(orientation)) std::swap(*w, *h);
 }
 
 std::string JpegWithExifOrientation(std::string_view jpeg, int orientation) {

@@ -319,7 +319,7 @@ Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string&
                             "read it as DICOM, whose reader aborts on bad input");
 }
 
-Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool apply_exif, RecordInfo* info) {
+Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool annotations_viewed, RecordInfo* info) {
   info->encoding = facts.encoding;
   if (facts.width == 0 || facts.height == 0) {
     if (info->width == 0 || info->height == 0)
@@ -329,7 +329,8 @@ Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool a
   }
   const bool swaps = OrientationSwapsSides(info->exif_orientation);
   const uint32_t viewed_w = swaps ? facts.height : facts.width, viewed_h = swaps ? facts.width : facts.height;
-  const uint32_t want_w = apply_exif ? viewed_w : facts.width, want_h = apply_exif ? viewed_h : facts.height;
+  const uint32_t want_w = annotations_viewed ? viewed_w : facts.width;
+  const uint32_t want_h = annotations_viewed ? viewed_h : facts.height;
   if ((info->width != 0 || info->height != 0) && (info->width != want_w || info->height != want_h)) {
     const std::string stored = std::to_string(facts.width) + "x" + std::to_string(facts.height);
     const std::string viewed = std::to_string(viewed_w) + "x" + std::to_string(viewed_h);
@@ -337,14 +338,15 @@ Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool a
       return Status::InvalidArgument(
           where + ": the image is " + stored + " as stored and " + viewed + " as viewed with its EXIF orientation " +
           std::to_string(info->exif_orientation) + ", the size the annotations give: they were drawn on the viewed " +
-          "image, which --exif ignore does not train on (pack without it)");
+          "image, not on the stored pixels as --exif apply and --exif ignore say (pack without them)");
     if (swaps && info->width == facts.width && info->height == facts.height)  // the JSON gave the stored size
       return Status::InvalidArgument(
           where + ": the image is " + viewed + " as viewed with its EXIF orientation " +
           std::to_string(info->exif_orientation) + " but the annotations give its stored size, " + stored +
-          ": they were drawn on the stored pixels. Pack with --exif ignore to train on the stored pixels with "
-          "these boxes, or re-save the image upright (its pixels turned, the orientation removed)");
-    return Status::Corruption(where + ": the image is " + (apply_exif ? viewed : stored) +
+          ": they were drawn on the stored pixels. Pack with --exif apply to turn these boxes with the pixels, "
+          "with --exif ignore to train on the stored pixels, or re-save the image upright (its pixels turned, "
+          "the orientation removed)");
+    return Status::Corruption(where + ": the image is " + (annotations_viewed ? viewed : stored) +
                               " but the annotations say " + std::to_string(info->width) + "x" +
                               std::to_string(info->height));
   }

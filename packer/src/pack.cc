@@ -258,6 +258,7 @@ class SplitPacker {
   std::string dir_;
   LabelIndex index_;
   std::vector<size_t> packed_from_;  // the source image of each sample of index_
+  std::vector<uint8_t> orientations_;  // and its EXIF orientation
   int64_t exif_oriented_ = 0;        // of index_'s samples
   SplitInfo info_;
   std::atomic<int64_t> done_{0};
@@ -291,7 +292,14 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   if (s.ok())
     out->info.exif_orientation =
         static_cast<uint8_t>(ImageExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (s.ok()) s = ApplyImageFacts(facts, where, opt_.apply_exif, &out->info);
+  if (s.ok()) s = ApplyImageFacts(facts, where, opt_.exif == ExifPolicy::kAuto, &out->info);
+  // --exif apply: the labels were drawn on the stored pixels; they turn with them.
+  if (s.ok() && opt_.exif == ExifPolicy::kApply)
+    for (Box& b : out->info.boxes) {
+      double cx = b.cx, cy = b.cy, w = b.w, h = b.h;
+      TurnBoxToViewed(out->info.exif_orientation, 1, 1, &cx, &cy, &w, &h);
+      b.cx = static_cast<float>(cx), b.cy = static_cast<float>(cy), b.w = static_cast<float>(w), b.h = static_cast<float>(h);
+    }
   if (s.ok() && shrinker != nullptr && facts.encoding == ImageEncoding::kJpeg) {
     std::string smaller;
     int w = 0, h = 0;
@@ -416,7 +424,9 @@ Status SplitPacker::ResumeShard(const std::string& path, size_t begin, size_t en
 void SplitPacker::AddToIndex(size_t image, const RecordInfo& info, uint64_t image_bytes) {
   // The index gives sizes as viewed (what every consumer uses), the record as stored (what decodes).
   RecordInfo viewed = info;
-  if (opt_.apply_exif && OrientationSwapsSides(info.exif_orientation)) std::swap(viewed.width, viewed.height);
+  if (opt_.exif != ExifPolicy::kIgnore && OrientationSwapsSides(info.exif_orientation))
+    std::swap(viewed.width, viewed.height);
+  orientations_.push_back(info.exif_orientation);
   index_.Add(viewed, image_bytes);
   if (info.exif_orientation > 1) ++exif_oriented_;
   packed_from_.push_back(image);
@@ -436,11 +446,20 @@ Status SplitPacker::MoveEvalBoxesToIndex() {
   begin.reserve(index_.size() + 1);
   for (size_t i = 0; i < index_.size(); ++i) {
     const size_t image = packed_from_[i];
-    const double sx = static_cast<double>(index_.width(i)) / split_.images.width(image);
-    const double sy = static_cast<double>(index_.height(i)) / split_.images.height(image);
+    // --exif apply: the JSON's boxes are on the stored pixels (its size the stored one); they turn with them.
+    const int turn = opt_.exif == ExifPolicy::kApply ? orientations_[i] : 1;
+    const double source_w = split_.images.width(image), source_h = split_.images.height(image);
+    const bool swapped = OrientationSwapsSides(turn);
+    const double sx = static_cast<double>(index_.width(i)) / (swapped ? source_h : source_w);
+    const double sy = static_cast<double>(index_.height(i)) / (swapped ? source_w : source_h);
     uint64_t to = begin.back();
     for (uint64_t from = source_begin[image]; from < source_begin[image + 1]; ++from, ++to) {
       EvalBox b = boxes[from];
+      if (turn > 1) {
+        double cx = b.x + b.w / 2, cy = b.y + b.h / 2;
+        TurnBoxToViewed(turn, source_w, source_h, &cx, &cy, &b.w, &b.h);
+        b.x = cx - b.w / 2, b.y = cy - b.h / 2;
+      }
       if (sx != 1 || sy != 1) {
         b.x *= sx, b.w *= sx;
         b.y *= sy, b.h *= sy;
@@ -462,6 +481,7 @@ Status SplitPacker::Run(SplitInfo* result) {
 
   index_.Reserve(split_.images.size(), split_.images.total_boxes());
   packed_from_.reserve(split_.images.size());
+  orientations_.reserve(split_.images.size());
 
   // Shards an earlier run of the same pack finished are kept; the images of
   // the others are prepared by workers ahead of the writer (this thread).
@@ -517,7 +537,7 @@ Status SplitPacker::Run(SplitInfo* result) {
   }
   info_.shards = shards;
   info_.exif_oriented = exif_oriented_;
-  info_.exif_applied = opt_.apply_exif;
+  info_.exif_applied = opt_.exif != ExifPolicy::kIgnore;
   FFR_RETURN_IF_ERROR(MoveEvalBoxesToIndex());
   FFR_RETURN_IF_ERROR(index_.WriteFile(dir_ + "/" + kLabelIndexFile, opt_.env, &info_.label_index_crc));
   summary_->images += info_.samples;

@@ -384,9 +384,9 @@ TEST(ApplyImageFactsTest, SizeMustMatchTheAnnotations) {
 }
 
 // A phone photo stored 40x30 with orientation 6 is 30x40 as viewed (issue #32's COCO JSON policy). By
-// default (--exif apply) a JSON giving 30x40 was drawn on the viewed image: packed, the record keeping the
-// stored size; one giving 40x30 was drawn on the stored pixels: refused, naming --exif ignore. With
-// --exif ignore the other way round. A 180° tag turns no sides: its size is the stored one either way.
+// default (--exif auto) a JSON giving 30x40 was drawn on the viewed image: packed, the record keeping the
+// stored size; one giving 40x30 was drawn on the stored pixels: refused, naming --exif apply and ignore.
+// With those (annotations on the stored pixels) the other way round. A 180° tag turns no sides: its size is the stored one either way.
 TEST(ApplyImageFactsTest, TheJsonSizeSaysWhichFrameItsBoxesAreIn) {
   ImageFacts facts;
   facts.encoding = ImageEncoding::kJpeg;
@@ -396,24 +396,25 @@ TEST(ApplyImageFactsTest, TheJsonSizeSaysWhichFrameItsBoxesAreIn) {
     SCOPED_TRACE(static_cast<int>(orientation));
     RecordInfo viewed = SizedInfo(30, 40, {});
     viewed.exif_orientation = orientation;
-    ASSERT_TRUE(ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/true, &viewed).ok());
+    ASSERT_TRUE(ApplyImageFacts(facts, "images/phone.jpg", /*annotations_viewed=*/true, &viewed).ok());
     EXPECT_EQ(viewed.width, 40u);  // the record's size: as stored
     EXPECT_EQ(viewed.height, 30u);
 
     RecordInfo stored = SizedInfo(40, 30, {});
     stored.exif_orientation = orientation;
-    Status s = ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/true, &stored);
+    Status s = ApplyImageFacts(facts, "images/phone.jpg", /*annotations_viewed=*/true, &stored);
     EXPECT_TRUE(s.IsInvalidArgument());
     EXPECT_THAT(s.message(), HasSubstr("images/phone.jpg: the image is 30x40 as viewed with its EXIF orientation " +
                                        std::to_string(orientation) + " but the annotations give its stored size, 40x30"));
-    EXPECT_THAT(s.message(), HasSubstr("--exif ignore"));
+    EXPECT_THAT(s.message(), HasSubstr("Pack with --exif apply to turn these boxes with the pixels, with --exif "
+                                       "ignore to train on the stored pixels"));
 
     RecordInfo stored_ignored = SizedInfo(40, 30, {});
     stored_ignored.exif_orientation = orientation;
-    EXPECT_TRUE(ApplyImageFacts(facts, "x", /*apply_exif=*/false, &stored_ignored).ok());
+    EXPECT_TRUE(ApplyImageFacts(facts, "x", /*annotations_viewed=*/false, &stored_ignored).ok());
     RecordInfo viewed_ignored = SizedInfo(30, 40, {});
     viewed_ignored.exif_orientation = orientation;
-    s = ApplyImageFacts(facts, "images/phone.jpg", /*apply_exif=*/false, &viewed_ignored);
+    s = ApplyImageFacts(facts, "images/phone.jpg", /*annotations_viewed=*/false, &viewed_ignored);
     EXPECT_TRUE(s.IsInvalidArgument());
     EXPECT_THAT(s.message(), HasSubstr("images/phone.jpg: the image is 40x30 as stored and 30x40 as viewed with its "
                                        "EXIF orientation " + std::to_string(orientation)));

@@ -605,6 +605,22 @@ TEST(Orientation, RegionsMapAsThePixelsMove) {
     OrientImage(picture, o, &viewed);
     OrientImage(viewed, InverseOrientation(o), &back);
     EXPECT_EQ(cv::norm(back, picture, cv::NORM_INF), 0) << "InverseOrientation undoes it";
+    // A box on the stored pixels lands, turned by TurnBoxToViewed (yolo-pack --exif apply), where its pixels go.
+    for (const cv::Rect& region : RegionsOf(stored, &rng)) {
+      const cv::Rect r = region & cv::Rect(cv::Point(), stored);
+      if (r.empty()) continue;
+      cv::Mat marker = cv::Mat::zeros(stored, CV_8UC1);
+      marker(r).setTo(255);
+      cv::Mat turned;
+      OrientImage(marker, o, &turned);
+      double cx = r.x + r.width / 2.0, cy = r.y + r.height / 2.0, w = r.width, h = r.height;
+      TurnBoxToViewed(o, stored.width, stored.height, &cx, &cy, &w, &h);
+      std::vector<cv::Point> lit;
+      cv::findNonZero(turned, lit);
+      EXPECT_EQ(cv::boundingRect(lit), cv::Rect(static_cast<int>(cx - w / 2), static_cast<int>(cy - h / 2),
+                                                   static_cast<int>(w), static_cast<int>(h)))
+          << ::testing::PrintToString(r);
+    }
   }
 }
 

@@ -78,11 +78,11 @@ void WriteTrees(const std::string& coco128, const std::string& root) {
   }
 }
 
-std::string PackTree(const std::string& source, const std::string& output, bool apply_exif) {
+std::string PackTree(const std::string& source, const std::string& output, ExifPolicy exif) {
   PackOptions o;
   o.source = source;
   o.output = output;
-  o.apply_exif = apply_exif;
+  o.exif = exif;
   PackSummary summary;
   const Status s = Pack(o, &summary);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -123,9 +123,9 @@ TEST(ExifOrientationTest, TaggedPhotosTrainAsTheirUprightViews) {
   FFYOLO_REQUIRE_SHARED(coco128, "data/coco128");
   testing::ScratchDir dir("exif_loader");
   ASSERT_NO_FATAL_FAILURE(WriteTrees(coco128, dir.path()));
-  const std::string tagged = PackTree(dir / "tagged", dir / "tagged.ffr", true);
-  const std::string upright = PackTree(dir / "upright", dir / "upright.ffr", true);
-  const std::string ignored = PackTree(dir / "tagged", dir / "ignored.ffr", false);
+  const std::string tagged = PackTree(dir / "tagged", dir / "tagged.ffr", ExifPolicy::kAuto);
+  const std::string upright = PackTree(dir / "upright", dir / "upright.ffr", ExifPolicy::kAuto);
+  const std::string ignored = PackTree(dir / "tagged", dir / "ignored.ffr", ExifPolicy::kIgnore);
   for (const bool training : {false, true}) {
     SCOPED_TRACE(training ? "training mosaics" : "validation letterboxes");
     const auto want = Epoch(upright, training);

@@ -285,13 +285,16 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
   images[0].w = 64;  // as stored
   images[0].h = 24;
   WriteCocoTree(dir / "stored", "val2017", images);
-  for (const bool apply : {true, false})
+  for (const ExifPolicy policy : {ExifPolicy::kAuto, ExifPolicy::kApply, ExifPolicy::kIgnore})
     for (int max_size : {0, 32}) {
-      SCOPED_TRACE(std::string(apply ? "apply" : "ignore") + ", max_size " + std::to_string(max_size));
-      const std::string out = dir / ("out" + std::string(apply ? "a" : "i") + std::to_string(max_size) + ".ffr");
-      PackOptions o = Options(dir / (apply ? "viewed" : "stored"), out);
+      const char* name = policy == ExifPolicy::kAuto ? "auto" : policy == ExifPolicy::kApply ? "apply" : "ignore";
+      SCOPED_TRACE(std::string(name) + ", max_size " + std::to_string(max_size));
+      const bool apply = policy != ExifPolicy::kIgnore;
+      const std::string out = dir / ("out-" + std::string(name) + std::to_string(max_size) + ".ffr");
+      // auto: the JSON gives the viewed size; apply and ignore: the stored one.
+      PackOptions o = Options(dir / (policy == ExifPolicy::kAuto ? "viewed" : "stored"), out);
       o.max_size = max_size;
-      o.apply_exif = apply;
+      o.exif = policy;
       PackSummary sum;
       const Status s = Pack(o, &sum);
       ASSERT_TRUE(s.ok()) << s.ToString();
@@ -326,33 +329,56 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
       ASSERT_TRUE(VerifyDataset(o.output, VerifyOptions(), &clean).ok());
       EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].message);
     }
+  // --exif apply turns the stored-frame boxes with the pixels: the record's and the label index's COCO boxes
+  // of the 90° photo are the ignored pack's, turned (centre (x, y) to (1 - y, x), sides swapped).
+  {
+    const LabelIndex turned = LoadIndex(dir / "out-apply0.ffr", "val2017");
+    const LabelIndex as_given = LoadIndex(dir / "out-ignore0.ffr", "val2017");
+    ASSERT_EQ(turned.box_count(0), 1u);
+    ASSERT_EQ(as_given.box_count(0), 1u);
+    const Box t = turned.boxes(0)[0], g = as_given.boxes(0)[0];
+    EXPECT_FLOAT_EQ(t.cx, 1 - g.cy);
+    EXPECT_FLOAT_EQ(t.cy, g.cx);
+    EXPECT_FLOAT_EQ(t.w, g.h);
+    EXPECT_FLOAT_EQ(t.h, g.w);
+    ASSERT_TRUE(turned.has_eval_boxes() && as_given.has_eval_boxes());
+    const EvalBox te = turned.eval_boxes(0)[0], ge = as_given.eval_boxes(0)[0];
+    EXPECT_DOUBLE_EQ(te.x, 24 - (ge.y + ge.h));  // in the viewed 24 x 64 frame
+    EXPECT_DOUBLE_EQ(te.y, ge.x);
+    EXPECT_DOUBLE_EQ(te.w, ge.h);
+    EXPECT_DOUBLE_EQ(te.h, ge.w);
+    EXPECT_EQ(turned.boxes(1)[0], as_given.boxes(1)[0]);  // orientation 1: as given
+  }
   // A JSON in the other frame than the flag says is refused, naming the way out.
-  for (const bool apply : {true, false}) {
-    PackOptions o = Options(dir / (apply ? "stored" : "viewed"), dir / (apply ? "refused-a.ffr" : "refused-i.ffr"));
-    o.apply_exif = apply;
+  for (const ExifPolicy policy : {ExifPolicy::kAuto, ExifPolicy::kApply, ExifPolicy::kIgnore}) {
+    PackOptions o = Options(dir / (policy == ExifPolicy::kAuto ? "stored" : "viewed"),
+                            dir / ("refused" + std::to_string(static_cast<int>(policy)) + ".ffr"));
+    o.exif = policy;
     PackSummary refused;
     const Status s = Pack(o, &refused);
     EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-    EXPECT_NE(s.message().find(apply ? "a.jpg: the image is 24x64 as viewed with its EXIF orientation 6 but the "
-                                       "annotations give its stored size, 64x24"
-                                     : "a.jpg: the image is 64x24 as stored and 24x64 as viewed with its EXIF "
-                                       "orientation 6"),
+    EXPECT_NE(s.message().find(policy == ExifPolicy::kAuto
+                                   ? "a.jpg: the image is 24x64 as viewed with its EXIF orientation 6 but the "
+                                     "annotations give its stored size, 64x24: they were drawn on the stored pixels. "
+                                     "Pack with --exif apply to turn these boxes with the pixels, with --exif ignore"
+                                   : "a.jpg: the image is 64x24 as stored and 24x64 as viewed with its EXIF "
+                                     "orientation 6"),
               std::string::npos)
         << s.message();
   }
-  const std::string shard = (dir / "outa0.ffr/val2017/PART_00000.ffr");
+  const std::string shard = (dir / "out-auto0.ffr/val2017/PART_00000.ffr");
   // A record whose orientation byte was changed: 2 mirrors, and 5 also swaps the viewed sides, so the label
   // index's (viewed) size no longer fits the record's.
   ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 2; }));
   VerifyReport report;
-  ASSERT_TRUE(VerifyDataset(dir / "outa0.ffr", VerifyOptions(), &report).ok());
+  ASSERT_TRUE(VerifyDataset(dir / "out-auto0.ffr", VerifyOptions(), &report).ok());
   ASSERT_EQ(report.problems.size(), 1u);
   EXPECT_NE(report.problems[0].message.find("the image's EXIF orientation is 3 but the record says 2"),
             std::string::npos)
       << report.problems[0].message;
   ASSERT_NO_FATAL_FAILURE(testing::EditSample(shard, 2, [](std::string* record) { (*record)[7] = 5; }));
   VerifyReport swapped;
-  ASSERT_TRUE(VerifyDataset(dir / "outa0.ffr", VerifyOptions(), &swapped).ok());
+  ASSERT_TRUE(VerifyDataset(dir / "out-auto0.ffr", VerifyOptions(), &swapped).ok());
   ASSERT_EQ(swapped.problems.size(), 2u);
   EXPECT_NE(swapped.problems[0].message.find("the record and the label index disagree (record vs index): size"),
             std::string::npos)

@@ -195,7 +195,7 @@ TEST(Coco128Test, ScannedImagesPassTheImageChecks) {
   for (SourceImage image : ds.splits[0].images) {
     ImageFacts facts;
     ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, true, &facts).ok());
-    ASSERT_TRUE(ApplyImageFacts(facts, image.path, /*apply_exif=*/true, &image.info).ok()) << image.path;
+    ASSERT_TRUE(ApplyImageFacts(facts, image.path, /*annotations_viewed=*/true, &image.info).ok()) << image.path;
     std::vector<std::string> warnings;
     ASSERT_TRUE(CheckBoxes(&image.info, ds.class_names.size(), image.path, &warnings).ok()) << image.path;
     gray += facts.components == 1;
@@ -547,7 +547,7 @@ TEST_F(CocoJsonTest, ImageSizeDifferentFromTheJsonIsCaught) {
   ImageInspector inspector;
   ImageFacts facts;
   ASSERT_TRUE(inspector.Inspect(testing::ReadFileToString(image.path), image.path, false, &facts).ok());
-  const Status s = ApplyImageFacts(facts, image.path, /*apply_exif=*/true, &image.info);
+  const Status s = ApplyImageFacts(facts, image.path, /*annotations_viewed=*/true, &image.info);
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr(image.path + ": the image is 40x30 but the annotations say 30x40"));
 }

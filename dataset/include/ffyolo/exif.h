@@ -32,6 +32,11 @@ int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed = nul
 // re-encodes (the encoder writes no EXIF).
 std::string JpegWithExifOrientation(std::string_view jpeg, int orientation);
 
+// A box (centre and size) on the stored pixels of a width x height image,
+// turned with them to where it is seen (yolo-pack --exif apply). Boxes in
+// fractions of the sides take width = height = 1.
+void TurnBoxToViewed(int orientation, double width, double height, double* cx, double* cy, double* w, double* h);
+
 // Whether an image of this orientation is seen with its width and height
 // swapped (5 to 8: a transpose is part of the turn).
 inline bool OrientationSwapsSides(int orientation) { return orientation >= 5 && orientation <= 8; }

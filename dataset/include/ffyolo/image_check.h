@@ -81,12 +81,12 @@ Status CheckOpenCvWouldNotReadAsDicom(std::string_view bytes, const std::string&
 
 // Sets info->encoding and info's size (as stored) from `facts`; a kOther image
 // needs the size from the source. A size the source already gave (COCO JSON)
-// must be the image's as its annotations were drawn on it: as viewed with its
-// EXIF orientation (info->exif_orientation, read before) when `apply_exif`
-// (yolo-pack's default), as stored when not (--exif ignore). An image whose
-// orientation swaps its sides and whose JSON size is the other frame's is
-// refused, naming the orientation and the flag that fits the JSON.
-Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool apply_exif, RecordInfo* info);
+// must be the image's in the frame its annotations were drawn in: as viewed
+// with its EXIF orientation (info->exif_orientation, read before) when
+// `annotations_viewed` (yolo-pack's default), as stored when not (--exif apply,
+// --exif ignore). An image whose orientation swaps its sides and whose JSON
+// size is the other frame's is refused, naming the orientation and the flags.
+Status ApplyImageFacts(const ImageFacts& facts, const std::string& where, bool annotations_viewed, RecordInfo* info);
 
 // A box edge may stick out of the image by this much of the image side (or
 // one pixel, whichever is more) and is then clipped to it: COCO's sub-pixel

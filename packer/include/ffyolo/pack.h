@@ -34,6 +34,18 @@
 
 namespace ffyolo {
 
+// What yolo-pack does with photos that carry an EXIF orientation (--exif; docs/format.md).
+enum class ExifPolicy {
+  // auto, the default: trained and shown as viewed (as cv::imread and YOLOv5 read them), labels in the
+  // viewed frame (YOLO-txt's always; a COCO JSON's when its sizes are the viewed ones: a 90° photo whose
+  // JSON gives the stored size is refused, naming the other two).
+  kAuto,
+  // apply: as viewed, the labels drawn on the stored pixels turned with them.
+  kApply,
+  // ignore: trained and shown as stored, labels as given (the orientation is recorded, not applied).
+  kIgnore,
+};
+
 struct PackOptions {
   std::string source;
   std::string output;  // the dataset directory, e.g. "coco.ffr"
@@ -47,10 +59,8 @@ struct PackOptions {
   int quality = 90;                            // JPEG quality of re-encoded images
   uint64_t align = 0;                          // > 0: each record starts at a multiple of this (O_DIRECT reads)
   bool force = false;                          // overwrite an existing output
-  // Images are trained and shown as viewed, their EXIF orientation applied (the default, as cv::imread and
-  // YOLOv5 read them); false (--exif ignore): as stored, for COCO JSONs whose boxes were drawn on the stored
-  // pixels (ApplyImageFacts).
-  bool apply_exif = true;
+  ExifPolicy exif = ExifPolicy::kAuto;         // --exif
+
   ffr::Env* env = ffr::Env::Default();         // the output's file system (source images are read directly)
 
   // Called from the packing thread, at most a few times per second.
