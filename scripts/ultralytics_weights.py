@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import importlib
 import os
+import pickle
 import sys
 
 FORMAT = 'ffyolo-ultralytics-weights'
@@ -66,6 +67,29 @@ def fail(path, what):
     sys.exit(f'ultralytics_weights: {path}: {what}')
 
 
+class _LibTorchReadablePickler(pickle._Pickler):
+    """Pickles as pickle does, but a one-element list as MARK item APPENDS: LibTorch's unpickler (which reads
+    an imported file in yolo-train, yolo-val and yolo-detect) has no APPEND opcode, the one pickle uses for a
+    list of one element (the names of a one-class model)."""
+
+    def _batch_appends(self, items):
+        items = list(items)
+        if len(items) == 1:
+            self.write(pickle.MARK)
+            self.save(items[0])
+            self.write(pickle.APPENDS)
+        else:
+            super()._batch_appends(items)
+
+
+class _LibTorchReadablePickle:
+    """The pickle module torch.save is given, with the Pickler above."""
+    Pickler = _LibTorchReadablePickler
+    Unpickler = pickle.Unpickler
+    HIGHEST_PROTOCOL = pickle.HIGHEST_PROTOCOL
+    DEFAULT_PROTOCOL = pickle.DEFAULT_PROTOCOL
+
+
 def import_weights(args):
     import torch
     import yaml
@@ -97,7 +121,7 @@ def import_weights(args):
         if m is not None:
             for k, v in m.float().state_dict().items():
                 out[prefix + k] = v.detach().clone().contiguous()
-    torch.save(out, args.output)
+    torch.save(out, args.output, pickle_module=_LibTorchReadablePickle)
     print(f"{args.output}: {len(model.state_dict())} tensors of {type(model).__name__} nc={out['nc']} "
           f"from {args.input}{' (and its EMA)' if ckpt.get('ema') is not None else ''}")
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <torch/torch.h>
 
@@ -463,6 +464,71 @@ TEST(YoloDetectTest, TrainedModelFindsTheLabelledObjects) {
   ASSERT_GT(labels, 150);  // 183 in 128 images
   EXPECT_GE(recall, 0.9);
   EXPECT_GE(precision, 0.8);  // not recall bought with boxes everywhere
+
+#ifdef FFYOLO_HAVE_IMGCODECS
+  // EXIF-tagged photos (issue #32): held-out images stored turned by the inverse of a tag and tagged, detected
+  // by yolo-detect and by YOLOv5 v7.0's detect.py (the reference environment's) with the same weights (exported
+  // to Ultralytics' format, imported back): the same detections, to the printed digits.
+  const std::string python = testing::ReferencePython();
+  if (python.empty()) {
+    std::printf("no reference environment (scripts/reference-venv.sh): tagged photos not compared with detect.py\n");
+    return;
+  }
+  const fs::path tagged = root / "tagged";
+  fs::create_directories(tagged);
+  std::vector<fs::path> images;
+  for (const fs::directory_entry& e : fs::directory_iterator(root / "synth/images/val2017")) images.push_back(e.path());
+  std::sort(images.begin(), images.end());
+  const int orientations[] = {2, 3, 4, 5, 6, 7, 8};
+  for (size_t i = 0; i < 7 && i < images.size(); ++i) {
+    cv::Mat stored;
+    OrientImage(cv::imread(images[i].string(), cv::IMREAD_COLOR), InverseOrientation(orientations[i]), &stored);
+    std::vector<uint8_t> jpeg;
+    ASSERT_TRUE(cv::imencode(".jpg", stored, jpeg, {cv::IMWRITE_JPEG_QUALITY, 95}));
+    ASSERT_TRUE(testing::WriteStringToFile(
+        (tagged / images[i].filename()).replace_extension(".jpg").string(),
+        testing::WithExifOrientation(std::string(jpeg.begin(), jpeg.end()), static_cast<uint8_t>(orientations[i]))));
+  }
+  const std::string weights = (root / "train/exp/weights/last.pt").string();
+  const std::string exported = (root / "last.ultralytics.pt").string(), imported = (root / "last.imported.pt").string();
+  const std::string convert = python + " " + testing::SourcePath("scripts/ultralytics_weights.py");
+  ASSERT_EQ(std::system((convert + " export " + weights + " -o " + exported + " > " + (root / "export.log").string() +
+                         " 2>&1 && " + convert + " import " + exported + " -o " + imported + " >> " +
+                         (root / "export.log").string() + " 2>&1")
+                            .c_str()),
+            0)
+      << std::ifstream(root / "export.log").rdbuf();
+  ASSERT_TRUE(run("yolo-detect", "--weights " + imported + " --source " + tagged.string() +
+                                     " --img 64 --device cpu --threads 1 --save-txt --save-conf --nosave --project " +
+                                     (root / "ours").string()));
+  const std::string reference_log = (root / "detect.py.log").string();
+  ASSERT_EQ(std::system(("cd " + root.string() + " && TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 " + python +
+                         " -m yolov5.detect --weights " + exported + " --source " + tagged.string() +
+                         " --imgsz 64 --device cpu --save-txt --save-conf --nosave --project " +
+                         (root / "reference").string() + " > " + reference_log + " 2>&1")
+                            .c_str()),
+            0)
+      << std::ifstream(reference_log).rdbuf();
+  int compared = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(tagged)) {
+    const std::string name = e.path().stem().string() + ".txt";
+    const fs::path ours = root / "ours/exp/labels" / name, reference = root / "reference/exp/labels" / name;
+    ASSERT_EQ(fs::exists(ours), fs::exists(reference)) << name;
+    if (!fs::exists(ours)) continue;
+    std::vector<LabelBox> a = ReadLabels(ours, true), b = ReadLabels(reference, true);
+    ASSERT_EQ(a.size(), b.size()) << name;
+    const auto order = [](const LabelBox& x, const LabelBox& y) { return std::tie(x.cls, x.cx, x.cy) < std::tie(y.cls, y.cx, y.cy); };
+    std::sort(a.begin(), a.end(), order);
+    std::sort(b.begin(), b.end(), order);
+    for (size_t k = 0; k < a.size(); ++k, ++compared) {
+      EXPECT_EQ(a[k].cls, b[k].cls) << name;
+      for (const auto& [x, y] : {std::pair{a[k].cx, b[k].cx}, {a[k].cy, b[k].cy}, {a[k].w, b[k].w}, {a[k].h, b[k].h}})
+        EXPECT_NEAR(x, y, 2e-5) << name << " line " << k;
+      EXPECT_NEAR(a[k].conf, b[k].conf, 1e-4) << name << " line " << k;
+    }
+  }
+  EXPECT_GT(compared, 3) << "too few detections to compare";
+#endif
 }
 
 }  // namespace
