@@ -112,6 +112,11 @@ int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
 int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return JpegExifOrientation(data, size, malformed);
   if (malformed) *malformed = false;
+  if (size >= 4 && (std::memcmp(data, "II*\0", 4) == 0 || std::memcmp(data, "MM\0*", 4) == 0)) {
+    const int orientation = TiffOrientation(data, size);  // a TIFF file is the TIFF block
+    if (orientation < 0 && malformed) *malformed = true;
+    return orientation > 0 ? orientation : 1;
+  }
   return PngExifOrientation(data, size, malformed);
 }
 

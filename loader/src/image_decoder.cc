@@ -14,6 +14,7 @@
 #include <opencv2/imgcodecs.hpp>
 #endif
 
+#include "ffyolo/exif.h"
 #include "ffyolo/image_check.h"
 #include "ffyolo/jpeg_header.h"
 #include "ffyolo/orientation.h"
@@ -188,10 +189,19 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
     }
     if (decoded.empty())
       return ffr::Status::Corruption(where + ": " + ImageEncodingName(encoding) + " image does not decode");
-    const size_t bytes_decoded = decoded.total() * decoded.elemSize();
-    if (buffer_.size() < bytes_decoded) buffer_.resize(bytes_decoded);
+    // OpenCV 4.6 turns a TIFF by its own orientation tag, IMREAD_IGNORE_ORIENTATION or not: turned back where
+    // the caller asks for another (--exif ignore asks for 1).
+    const int turned_by_opencv = ImageExifOrientation(data, size);
+    if (options.orientation != turned_by_opencv && OrientationTurns(turned_by_opencv)) {
+      cv::Mat stored;
+      OrientImage(decoded, InverseOrientation(turned_by_opencv), &stored);
+      decoded = stored;
+    }
+    if (buffer_.size() < decoded.total() * 3) buffer_.resize(decoded.total() * 3);
     *out = cv::Mat(decoded.rows, decoded.cols, CV_8UC3, buffer_.data());
     decoded.copyTo(*out);
+    if (options.orientation != turned_by_opencv)
+      TurnToViewed(options.orientation, cv::Rect(0, 0, decoded.cols, decoded.rows), out);
     return ffr::Status::OK();
 #else
     return ffr::Status::NotSupported(where + ": " + ImageEncodingName(encoding) +

@@ -197,6 +197,19 @@ TEST(ExifTest, PngExifChunk) {
   }
   const Bytes jpeg = Jpeg({Exif(Tiff(true, {{0x0112, 3, 1, 3}}))});
   EXPECT_EQ(ImageExifOrientation(jpeg.data(), jpeg.size()), 3);
+  // A TIFF file is a TIFF block: its IFD0's orientation (OpenCV turns a TIFF by it), in both byte orders.
+  for (const bool little : {true, false}) {
+    const Bytes tiff = Tiff(little, {kMake, {0x0112, 3, 1, 7}});
+    EXPECT_EQ(ImageExifOrientation(tiff.data(), tiff.size(), &malformed), 7);
+    EXPECT_FALSE(malformed);
+  }
+  const Bytes untagged = Tiff(true, {kMake});
+  EXPECT_EQ(ImageExifOrientation(untagged.data(), untagged.size(), &malformed), 1);
+  EXPECT_FALSE(malformed);
+  Bytes cut = Tiff(true, {kMake, kMake});
+  cut[8] = 0x40;  // 64 entries of which 2 are there
+  EXPECT_EQ(ImageExifOrientation(cut.data(), cut.size(), &malformed), 1);
+  EXPECT_TRUE(malformed);
   EXPECT_EQ(ImageExifOrientation(plain.data(), 4), 1);
 }
 

@@ -1,5 +1,5 @@
 // Photos stored sideways or mirrored with an EXIF orientation train as viewed (issue #32): real coco128
-// photos, each stored turned by the inverse of its tag and tagged (seven JPEGs, one PNG with an eXIf chunk), packed from a YOLO-txt tree with
+// photos, each stored turned by the inverse of its tag and tagged (six JPEGs, a TIFF, a PNG with an eXIf chunk), packed from a YOLO-txt tree with
 // coco128's own labels (drawn on the upright view), give the loader's validation letterboxes and training
 // mosaics, decoded or from the pixel cache, byte for byte those of the same views re-saved upright as PNGs.
 // Packed with --exif ignore they do not: the test fails with the tag ignored.
@@ -39,10 +39,47 @@ std::string EncodeJpeg(const cv::Mat& bgr) {
   return out;
 }
 
+// A baseline uncompressed RGB TIFF of `bgr` whose IFD0 gives `orientation` (OpenCV's imread turns a TIFF by it).
+std::string MakeTiff(const cv::Mat& bgr, int orientation) {
+  std::string t("II*\0\x08\0\0\0", 8);
+  const auto u16 = [&](uint32_t v) { t += static_cast<char>(v & 0xFF), t += static_cast<char>(v >> 8 & 0xFF); };
+  const auto u32 = [&](uint32_t v) { u16(v & 0xFFFF), u16(v >> 16); };
+  const auto entry = [&](uint16_t tag, uint16_t type, uint32_t count, uint32_t value) {
+    u16(tag), u16(type), u32(count);
+    if (type == 3 && count == 1) {
+      u16(value), u16(0);
+    } else {
+      u32(value);
+    }
+  };
+  constexpr uint32_t kEntries = 10, kBits = 8 + 2 + 12 * kEntries + 4, kPixels = kBits + 6;
+  const uint32_t w = bgr.cols, h = bgr.rows;
+  u16(kEntries);
+  entry(256, 3, 1, w);                // ImageWidth
+  entry(257, 3, 1, h);                // ImageLength
+  entry(258, 3, 3, kBits);            // BitsPerSample: 8, 8, 8 at kBits
+  entry(259, 3, 1, 1);                // Compression: none
+  entry(262, 3, 1, 2);                // PhotometricInterpretation: RGB
+  entry(273, 4, 1, kPixels);          // StripOffsets
+  entry(274, 3, 1, orientation);      // Orientation
+  entry(277, 3, 1, 3);                // SamplesPerPixel
+  entry(278, 3, 1, h);                // RowsPerStrip
+  entry(279, 4, 1, w * h * 3);        // StripByteCounts
+  u32(0);                             // no next IFD
+  u16(8), u16(8), u16(8);
+  for (int y = 0; y < bgr.rows; ++y)
+    for (int x = 0; x < bgr.cols; ++x) {
+      const cv::Vec3b p = bgr.at<cv::Vec3b>(y, x);
+      t += static_cast<char>(p[2]), t += static_cast<char>(p[1]), t += static_cast<char>(p[0]);
+    }
+  return t;
+}
+
 // Two YOLO-txt trees of the same photos and labels: "tagged" stores each photo turned with a tag that
 // turns it back, "upright" holds what OpenCV reads from the tagged one, as a PNG.
 void WriteTrees(const std::string& coco128, const std::string& root) {
-  const int orientations[] = {6, 3, 8, 5, 2, 7, 4, 6};  // the last one a PNG with an eXIf chunk
+  // The last two a TIFF with its own orientation tag and a PNG with an eXIf chunk.
+  const int orientations[] = {6, 3, 4, 5, 2, 7, 8, 6};
   std::vector<cv::String> files;
   cv::glob(coco128 + "/images/train2017/*.jpg", files);
   ASSERT_GE(files.size(), 8u);
@@ -59,7 +96,10 @@ void WriteTrees(const std::string& coco128, const std::string& root) {
     const auto o = static_cast<uint8_t>(orientations[i]);
     std::string tagged;
     std::string file = root + "/tagged/images/train/" + stem;
-    if (i == 7) {
+    if (i == 6) {
+      tagged = MakeTiff(stored, o);
+      file += ".tiff";
+    } else if (i == 7) {
       std::vector<uint8_t> png;
       ASSERT_TRUE(cv::imencode(".png", stored, png));
       tagged = testing::WithPngExifOrientation(std::string(png.begin(), png.end()), o);
@@ -112,7 +152,10 @@ std::vector<std::pair<std::string, std::vector<float>>> Epoch(const std::string&
   if (!loader) return out;
   EXPECT_TRUE(loader->Start(0, 0).ok());
   const Batch* b = nullptr;
-  while (loader->Next(&b).ok() && b) {
+  for (;;) {
+    const Status next = loader->Next(&b);
+    EXPECT_TRUE(next.ok()) << data << ": " << next.ToString();
+    if (!next.ok() || !b) break;
     out.emplace_back(std::string(reinterpret_cast<const char*>(b->images), b->image_bytes()), b->targets);
     loader->Release(b);
   }

@@ -23,8 +23,9 @@ int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed = null
 // gives, as OpenCV's imread applies it; 1 and *malformed as above.
 int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
 
-// A JPEG's or a PNG's (by their first bytes), 1 for any other bytes: the
-// orientation cv::imread(IMREAD_COLOR) turns the image by.
+// A JPEG's, a PNG's or a TIFF's (its IFD0's tag, by their first bytes), 1 for
+// any other bytes: the orientation cv::imread(IMREAD_COLOR) turns the image by
+// (OpenCV 4.6 reads no WebP's).
 int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
 
 // `jpeg` (from its SOI) with an APP1 EXIF block after the SOI whose IFD0 holds

@@ -34,7 +34,7 @@ struct DecodeOptions {
   cv::Rect region;
   // The image's EXIF orientation (exif.h; the record's): the image comes out as viewed, turned and
   // mirrored as cv::imread(IMREAD_COLOR) turns it, and min_w/min_h and region are in viewed
-  // coordinates (JPEG and PNG). 0 and 1: as stored.
+  // coordinates. 0 and 1: as stored, whatever the image's own tags say.
   int orientation = 1;
 };
 
