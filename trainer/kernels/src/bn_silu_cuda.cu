@@ -62,11 +62,9 @@ struct Lanes<T, 1> {
   static __device__ void Store(T* p, const float* v) { *p = static_cast<T>(v[0]); }
 };
 
-// How a reduction pass covers the data: each block's threads hold `vectors` W-channel vectors of a
-// row side by side, rows_per_pass rows at a time.
+// How a reduction pass covers the data: each block's threads hold a row's channels side by side, `width`
+// (the kernel's W) to a thread, rows_per_pass rows at a time.
 struct Reduction {
-  int width;
-  int vectors;
   int threads;
   int rows_per_pass;
   int blocks;
@@ -76,12 +74,11 @@ int ReductionBlocks(int64_t rows) {
   return static_cast<int>(std::clamp<int64_t>((rows + kRowsPerReductionBlock - 1) / kRowsPerReductionBlock, 1,
                                               kMaxReductionBlocks));
 }
-Reduction ReductionFor(int64_t rows, int64_t channels) {
+Reduction ReductionFor(int64_t rows, int64_t channels, int width) {
   Reduction r;
-  r.width = channels % 8 == 0 ? 8 : 1;
-  r.vectors = static_cast<int>(channels / r.width);
-  r.threads = r.vectors <= 256 ? 256 : (r.vectors + 31) / 32 * 32;
-  r.rows_per_pass = r.threads / r.vectors;
+  const int vectors = static_cast<int>(channels / width);
+  r.threads = vectors <= 256 ? 256 : (vectors + 31) / 32 * 32;
+  r.rows_per_pass = r.threads / vectors;
   r.blocks = ReductionBlocks(rows);
   r.shared_bytes = 2 * static_cast<size_t>(r.rows_per_pass) * static_cast<size_t>(channels) * sizeof(float);
   return r;
@@ -284,7 +281,7 @@ template <typename T, int W>
 void LaunchForward(const T* x, T* y, int64_t rows, int64_t channels, const float* weight, const float* bias,
                    float* running_mean, float* running_var, double momentum, double eps, float* stats,
                    float* partials, cudaStream_t stream) {
-  const Reduction r = ReductionFor(rows, channels);
+  const Reduction r = ReductionFor(rows, channels, W);
   ForwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, rows, channels, r.rows_per_pass, partials);
   FinishForward<T><<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(
       x, partials, r.blocks, rows, channels, weight, bias, running_mean, running_var, momentum, eps, stats);
@@ -296,7 +293,7 @@ void LaunchForward(const T* x, T* y, int64_t rows, int64_t channels, const float
 template <typename T, int W>
 void LaunchBackward(const T* x, const T* dy, T* dx, int64_t rows, int64_t channels, const float* weight,
                     const float* stats, float* dweight, float* dbias, float* partials, cudaStream_t stream) {
-  const Reduction r = ReductionFor(rows, channels);
+  const Reduction r = ReductionFor(rows, channels, W);
   float* coefficients = partials + 2 * static_cast<int64_t>(r.blocks) * channels;
   BackwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, dy, rows, channels, r.rows_per_pass, stats,
                                                                        partials);
