@@ -189,19 +189,13 @@ ffr::Status ImageDecoder::Decode(const uint8_t* data, size_t size, ImageEncoding
     }
     if (decoded.empty())
       return ffr::Status::Corruption(where + ": " + ImageEncodingName(encoding) + " image does not decode");
-    // OpenCV 4.6 turns a TIFF by its own orientation tag, IMREAD_IGNORE_ORIENTATION or not: turned back where
-    // the caller asks for another (--exif ignore asks for 1).
+    // As stored, as the JPEG and PNG paths decode, then turned as they are: OpenCV 4.6 turns a TIFF by its own
+    // orientation tag, IMREAD_IGNORE_ORIENTATION or not, so that turn is undone.
     const int turned_by_opencv = ImageExifOrientation(data, size);
-    if (options.orientation != turned_by_opencv && OrientationTurns(turned_by_opencv)) {
-      cv::Mat stored;
-      OrientImage(decoded, InverseOrientation(turned_by_opencv), &stored);
-      decoded = stored;
-    }
     if (buffer_.size() < decoded.total() * 3) buffer_.resize(decoded.total() * 3);
-    *out = cv::Mat(decoded.rows, decoded.cols, CV_8UC3, buffer_.data());
-    decoded.copyTo(*out);
-    if (options.orientation != turned_by_opencv)
-      TurnToViewed(options.orientation, cv::Rect(0, 0, decoded.cols, decoded.rows), out);
+    *out = cv::Mat(ViewedSize(decoded.size(), InverseOrientation(turned_by_opencv)), CV_8UC3, buffer_.data());
+    OrientImage(decoded, InverseOrientation(turned_by_opencv), out);
+    TurnToViewed(options.orientation, cv::Rect(cv::Point(), out->size()), out);
     return ffr::Status::OK();
 #else
     return ffr::Status::NotSupported(where + ": " + ImageEncodingName(encoding) +
