@@ -288,7 +288,7 @@ void SplitPacker::PrepareOne(const SourceImage& image, ImageInspector* inspector
   out->info = image.info;
   ImageFacts facts;
   s = inspector->Inspect(bytes, where, opt_.full_decode, &facts);
-  // A JPEG's or PNG's, as cv::imread applies it (other formats: 1), read before --max-size re-encodes.
+  // A JPEG's, PNG's or TIFF's, as cv::imread applies it (other formats: 1), read before --max-size re-encodes.
   if (s.ok())
     out->info.exif_orientation =
         static_cast<uint8_t>(ImageExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));

@@ -48,10 +48,11 @@ struct RecordInfo {
   int64_t image_id = 0;   // the COCO image id
   std::string file_name;  // as in the source, e.g. "000000000009.jpg"
   std::vector<Box> boxes;
-  // The EXIF orientation the source image carries (exif.h: 1 to 8; 1 for
-  // non-JPEGs), whatever became of its bytes (--max-size re-encodes without
-  // it); 0: not recorded, in records packed before ffyolo read it. Width,
-  // height and boxes are of the image as stored, not turned.
+  // The EXIF orientation the source image carries (exif.h's
+  // ImageExifOrientation: 1 to 8; 1 for formats without one); 0: not
+  // recorded, in records packed before ffyolo read it. Width and height are
+  // of the image as stored; boxes are in the frame the split decodes it in
+  // (as viewed where its manifest says exif_applied, else as stored).
   uint8_t exif_orientation = 1;
 };
 

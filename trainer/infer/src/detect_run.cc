@@ -156,7 +156,7 @@ bool DetectRun::Prepare(const std::string& path, int64_t index, Pending* out) {
   if (s.ok()) s = inspector_.Inspect(bytes, path, /*full_decode=*/false, &facts);
   cv::Mat decoded;
   int denominator = 1;
-  // As detect.py reads it (cv2.imread): a JPEG or PNG turned by its EXIF orientation.
+  // As detect.py reads it (cv2.imread): turned by its EXIF orientation (exif.h's ImageExifOrientation).
   DecodeOptions options;
   if (s.ok()) options.orientation = ImageExifOrientation(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (s.ok())
