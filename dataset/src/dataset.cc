@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
 #include <unordered_set>
 #include <vector>
 
@@ -19,13 +18,15 @@ Status Dataset::Open(const std::string& path, std::unique_ptr<Dataset>* out) {
   const std::string manifest_path = root + "/" + kManifestFile;
   if (!env->IsDirectory(root)) {
     if (!env->FileExists(root)) return Status::NotFound(root + ": no such dataset directory");
-    const std::filesystem::path file(root);
-    const std::string extension = file.extension().string();
+    const size_t slash = root.rfind('/');
+    const std::string name = slash == std::string::npos ? root : root.substr(slash + 1);
+    const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : root.substr(0, slash);
+    const size_t dot = name.rfind('.');
+    const std::string extension = dot == std::string::npos || dot == 0 ? "" : name.substr(dot);
     std::string text;
-    if (file.filename() == kManifestFile && ffr::ReadFileToString(env, root, &text).ok() &&
+    if (name == kManifestFile && ffr::ReadFileToString(env, root, &text).ok() &&
         text.find("format: ffyolo-dataset") != std::string::npos)
-      return Status::InvalidArgument(root + ": the manifest of a packed dataset; pass its folder, " +
-                                     (file.has_parent_path() ? file.parent_path().string() : "."));
+      return Status::InvalidArgument(root + ": the manifest of a packed dataset; pass its folder, " + folder);
     if (extension == ".yaml" || extension == ".yml")
       return Status::InvalidArgument(root + ": a YAML file, where a packed dataset is expected: pack the tree "
                                             "it describes first (yolo-pack ROOT --data " + root +

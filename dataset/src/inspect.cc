@@ -1,10 +1,11 @@
 #include "ffyolo/inspect.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -662,8 +663,8 @@ Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::st
                                        " (their file names share a stem); extract them to separate folders");
       if (!fresh) continue;
       FFR_RETURN_IF_ERROR(CheckOutputFile("", path, /*replace=*/true, "--force"));  // never a FIFO or a device
-      std::error_code ec;
-      if (!replace && std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
+      struct stat st;
+      if (!replace && ::lstat(path.c_str(), &st) == 0)
         return Status::AlreadyExists(path + " exists, and extracting sample " + std::to_string(index) +
                                      " would replace it; --force replaces it");
     }

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -28,7 +27,6 @@
 namespace ffyolo {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kCacheVersion = 1;
@@ -177,11 +175,11 @@ uint64_t ShardSetBytes(const std::vector<uint64_t>& records, const std::vector<s
 // The output must be the dataset's cache folder or lie outside the dataset, so
 // that removing what a cache build leaves behind can never touch the dataset.
 Status CheckPlace(const Dataset& dataset, const std::string& dir) {
-  const fs::path out = ResolvedPath(dir), data = ResolvedPath(dataset.path());
+  const std::string out = ResolvedPath(dir), data = ResolvedPath(dataset.path());
   if (PathWithin(data, out))
     return Status::InvalidArgument(dir + ": the pixel cache cannot be the dataset " + dataset.path() +
                                    " or a folder that holds it");
-  if (PathWithin(out, data) && !PathWithin(out, data / "cache"))
+  if (PathWithin(out, data) && !PathWithin(out, data + "/cache"))
     return Status::InvalidArgument(dir + ": a pixel cache inside the dataset " + dataset.path() +
                                    " belongs under its cache/ folder");
   return Status::OK();

@@ -5,12 +5,12 @@
 #include <string>
 
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "errors.h"
 #include "ffyolo/dataset.h"
+#include "path_arg.h"
 #include "reader.h"
 
 namespace nb = nanobind;
@@ -142,7 +142,7 @@ is garbage collected, so that `yolo-pack --force` into it waits. dataset[name] o
 dataset.split(name) gives a Split.)")
       .def(
           "__init__",
-          [](PyDataset* self, const std::filesystem::path& path) { new (self) PyDataset(path.string()); },
+          [](PyDataset* self, const PathArg& path) { new (self) PyDataset(path.path); },
           nb::arg("path"))
       .def_prop_ro("path", &PyDataset::path, "The dataset folder.")
       .def_prop_ro(

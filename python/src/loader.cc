@@ -18,7 +18,6 @@
 #include <vector>
 
 #include <nanobind/ndarray.h>
-#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -31,6 +30,7 @@
 #include "ffyolo/label_index.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/pixel_cache.h"
+#include "path_arg.h"
 
 namespace nb = nanobind;
 
@@ -449,11 +449,11 @@ buffer the loader allocates and unregister(address) before it frees one (ffyolo.
 for CUDA copies).)")
       .def(
           "__init__",
-          [](PyLoader* self, const std::filesystem::path& data, const std::optional<std::string>& split, int img,
+          [](PyLoader* self, const PathArg& data, const std::optional<std::string>& split, int img,
              int batch, int workers, int rank, int world_size, bool augment, bool rect, const nb::object& hyp,
              const std::optional<std::string>& cache, uint64_t seed, bool shuffle, bool drop_last, int prefetch,
              bool single_cls, const std::optional<std::pair<nb::object, nb::object>>& memory_hooks) {
-            new (self) PyLoader(data.string(), split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
+            new (self) PyLoader(data.path, split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
                                 seed, shuffle, drop_last, prefetch, single_cls, memory_hooks);
           },
           nb::arg("data"), nb::arg("split") = nb::none(), nb::kw_only(), nb::arg("img") = 640, nb::arg("batch") = 16,

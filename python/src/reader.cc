@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <Python.h>
-#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -11,6 +10,7 @@
 
 #include "errors.h"
 #include "ffyolo/dataset.h"
+#include "path_arg.h"
 
 namespace nb = nanobind;
 
@@ -119,9 +119,9 @@ Reads release the GIL, so several threads may read at once. A Reader pickles by 
 options and reopens when unpickled; after os.fork() it raises RuntimeError in the child.)")
       .def(
           "__init__",
-          [](PyReader* self, const std::filesystem::path& path, const std::string& backend, bool direct_io,
+          [](PyReader* self, const PathArg& path, const std::string& backend, bool direct_io,
              bool verify_checksums) {
-            new (self) PyReader({path.string(), ""}, {backend, direct_io, verify_checksums});
+            new (self) PyReader({path.path, ""}, {backend, direct_io, verify_checksums});
           },
           nb::arg("path"), nb::kw_only(), nb::arg("backend") = "auto", nb::arg("direct_io") = false,
           nb::arg("verify_checksums") = true)

@@ -1,20 +1,21 @@
 #include "ffyolo/output/disk_space.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+
+#include "ffyolo/output/path_overlap.h"
 
 namespace ffyolo {
 
-namespace fs = std::filesystem;
-
 bool FreeBytes(const std::string& path, uint64_t* bytes) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  while (!fs::exists(p, ec) && p.has_parent_path() && p != p.parent_path()) p = p.parent_path();
+  std::string p = ResolvedPath(path);  // the nearest folder that exists holds what `path` will be
+  struct stat exists;
+  while (p != "/" && ::stat(p.c_str(), &exists) != 0) p.erase(std::max<size_t>(p.rfind('/'), 1));
   struct statvfs st;
   if (::statvfs(p.c_str(), &st) != 0) return false;
   *bytes = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;

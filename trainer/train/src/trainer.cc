@@ -273,7 +273,7 @@ Status Trainer::State::SetUpDevice() {
 // directory exists.
 Status Trainer::State::OpenDataset() {
   FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
-  const std::string crc = dataset->ManifestCrc(), path = ResolvedPath(opt.data).string();
+  const std::string crc = dataset->ManifestCrc(), path = ResolvedPath(opt.data);
   if (!opt.resume.empty() && !opt.dataset_crc.empty() && crc != opt.dataset_crc)
     return Status::InvalidArgument(
         opt.resume + ": the run trained on " + opt.dataset_path + " (manifest CRC " + opt.dataset_crc + "); " +

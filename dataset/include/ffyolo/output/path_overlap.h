@@ -2,7 +2,6 @@
 // or lies inside an input: writing (or emptying) it would destroy the input.
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,12 +10,17 @@
 namespace ffyolo {
 
 // Where `path` really is: absolute, `..` and symlinks resolved as far as the
-// path exists, no trailing separator.
-std::filesystem::path ResolvedPath(const std::string& path);
+// path exists, the rest normalized as written, no trailing separator.
+//
+// These use POSIX calls, not std::filesystem, as does everything the Python
+// extension links: once a process imports torch, its libstdc++ binds its own
+// std::filesystem calls to the copies PyTorch's libraries export, built
+// against another libstdc++ (docs/build.md, pytorch/pytorch#133437).
+std::string ResolvedPath(const std::string& path);
 
 // Whether `inner` is `outer` or lies below it, comparing whole path
 // components (give both resolved).
-bool PathWithin(const std::filesystem::path& inner, const std::filesystem::path& outer);
+bool PathWithin(const std::string& inner, const std::string& outer);
 
 // What a tool reads: "source", "dataset", ... and its path as the user gave it.
 struct ToolInput {
