@@ -31,6 +31,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/pixel_cache.h"
 #include "path_arg.h"
+#include "spare_buffers.h"
 
 namespace nb = nanobind;
 
@@ -132,6 +133,10 @@ Hyp LoadHyp(const nb::object& hyp) {
   return out;
 }
 
+// Buffers Python let go of after a hand-over, kept for the next: one covers a loop holding its last
+// batch across each epoch's end.
+constexpr size_t kSpareBuffers = 1;
+
 class PyLoader {
  public:
   PyLoader(const std::string& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
@@ -161,13 +166,15 @@ class PyLoader {
     options_.prefetch = prefetch;
     options_.single_cls = single_cls;
     options_.hyp = LoadHyp(hyp);
+    std::shared_ptr<BatchAllocator> source;
     if (memory_hooks) {
       auto hooked = std::make_shared<HookedAllocator>(memory_hooks->first, memory_hooks->second);
       hooked_ = hooked.get();
-      allocator_ = std::move(hooked);
+      source = std::move(hooked);
     } else {
-      allocator_ = std::shared_ptr<BatchAllocator>(BatchAllocator::Default(), [](BatchAllocator*) {});
+      source = std::shared_ptr<BatchAllocator>(BatchAllocator::Default(), [](BatchAllocator*) {});
     }
+    allocator_ = std::make_shared<SpareBuffers>(std::move(source), kSpareBuffers);
     options_.allocator = allocator_.get();
     options_.on_bad_sample = [this](const std::string& report) {
       std::lock_guard<std::mutex> lock(reports_mu_);
@@ -212,9 +219,12 @@ class PyLoader {
   void Close() {
     if (!loader_) return;
     HandOver(INT64_MAX);
-    nb::gil_scoped_release release;
-    loader_.reset();
-    dataset_.reset();
+    {
+      nb::gil_scoped_release release;
+      loader_.reset();
+      dataset_.reset();
+    }
+    allocator_->Drain();
   }
   bool closed() const { return loader_ == nullptr; }
 
@@ -389,8 +399,8 @@ class PyLoader {
 
   pid_t pid_;
   LoaderOptions options_;
-  std::shared_ptr<BatchAllocator> allocator_;  // before loader_: it frees the ring through it
-  HookedAllocator* hooked_ = nullptr;          // allocator_, when it calls memory hooks
+  std::shared_ptr<SpareBuffers> allocator_;  // before loader_: it frees the ring through it
+  HookedAllocator* hooked_ = nullptr;        // the source of allocator_, when it calls memory hooks
   std::unique_ptr<Dataset> dataset_;
   LabelIndex index_;
   std::unique_ptr<Loader> loader_;

@@ -239,6 +239,26 @@ def test_memory_hooks_see_every_batch_buffer_made_and_freed(coco128):
     assert sorted(unregistered) == sorted(registered)
 
 
+def test_a_loop_over_epochs_reuses_the_buffer_it_held(coco128):
+    """A `for` loop holds its last batch while the next epoch starts: that buffer is handed over once,
+    and at each later epoch's start the ring takes back the one Python has let go of meanwhile, so no
+    epoch allocates (nor, on CUDA, pins) a new buffer."""
+    registered, unregistered = [], []
+    loader = make(coco128, workers=2, prefetch=2, memory_hooks=(lambda address, size: registered.append(address),
+                                                                unregistered.append))
+    epochs = []
+    for _ in range(4):
+        epochs.append([])
+        for i, (imgs, targets, _, _) in enumerate(loader):  # noqa: B007 (the last batch stays held)
+            epochs[-1].append(digest(i, imgs, targets))
+    assert len(registered) == 3 and not unregistered  # the ring's two, and one at the second epoch's start
+    assert epochs[0] == yolo_ffr_digests(coco128) and epochs[3] == yolo_ffr_digests(coco128, "--epoch", "3")
+    loader.close()
+    assert len(unregistered) == 2  # the ring's two
+    del imgs, targets
+    assert sorted(unregistered) == sorted(registered)
+
+
 def test_a_raising_memory_hook_is_reported_and_the_loader_goes_on(coco128, monkeypatch):
     reported = []
     monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(str(unraisable.exc_value)))
