@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 import torch
@@ -49,6 +50,9 @@ class Loader:
         hooks = _cuda_memory_hooks() if cuda else None
         self._loader = _ffyolo.Loader(data, split, memory_hooks=hooks, **options)
         self._stream = torch.cuda.Stream(self.device) if cuda else None
+        # Closed at the latest when the interpreter exits, while torch and CUDA are whole: the workers stop
+        # and the pinned buffers are unpinned before their teardown.
+        self._closer = weakref.finalize(self, self._loader.close)
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor, tuple[str, ...], tuple]]:
         if self.device is None:

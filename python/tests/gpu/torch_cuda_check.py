@@ -11,8 +11,8 @@ import faulthandler
 import sys
 import time
 
-# A crash in native code (the 2026-11-27 call died of a segmentation fault before its first line) prints
-# the Python stack that led to it.
+# A crash in native code (the 2026-11-27 call died of a segmentation fault somewhere: its output was
+# buffered and lost) prints the Python stack that led to it; each line is flushed as it is written.
 faulthandler.enable()
 
 
@@ -50,7 +50,7 @@ for (gi, gt, gp, _), (ci, ct, cp, _) in zip(on_gpu, on_cpu):
     stage(f"batch {checked} equal")
     if checked == 8:
         break
-print(f"torch_cuda_check: {checked} batches on the GPU equal the CPU loader's, byte for byte")
+print(f"torch_cuda_check: {checked} batches on the GPU equal the CPU loader's, byte for byte", flush=True)
 
 
 def rate(loader) -> float:
@@ -66,4 +66,6 @@ def rate(loader) -> float:
 for name, loader in (("to cuda (pinned, side stream)", on_gpu), ("on the CPU", on_cpu)):
     loader.set_epoch(1)
     print(f"torch_cuda_check: ffyolo.torch.Loader {name}: {rate(loader):.1f} images/s "
-          f"(img {args.img}, batch {args.batch}, {args.workers} workers)")
+          f"(img {args.img}, batch {args.batch}, {args.workers} workers)", flush=True)
+# The loaders stay open: the interpreter's exit closes them (the CUDA one unpins its buffers first).
+stage("every check done; exiting with both loaders open")

@@ -38,6 +38,12 @@ rest = [b[0] for b in batches]  # the loader runs on through its 2-deep ring whi
 assert len(rest) == 15
 assert zlib.crc32(first.numpy()) == crc, "a held batch changed while the loader ran on"
 
+# A loader left open is closed at the interpreter's exit (before torch's teardown) or when collected.
+closer = loader._closer
+assert closer.alive and closer.atexit
+closer()
+assert loader.closed and not closer.alive
+
 # One step of YOLOv5 v7.0's own training on an ffyolo batch, where this environment has YOLOv5 v7.0.
 try:
     import yolov5
