@@ -3,7 +3,8 @@
 # packs coco128 with build/tools/yolo-pack into a temporary folder and runs the benchmark in the
 # reference environment (.venv-ref, scripts/reference-venv.sh) with the package installed by
 # scripts/python-test.sh (.venv-python) on its path. Arguments go to the benchmark (--img, --batch,
-# --workers, --epochs, --rounds).
+# --workers, --epochs, --rounds, --cache ram). With --memory first, measures the memory of data-parallel
+# ranks decoding from RAM caches instead (python/bench/cache_memory.py; --nproc, --img, --batch, --workers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 coco=${COCO128:-../shared/data/coco128}
@@ -14,4 +15,9 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/path"
 ln -s "$package" "$tmp/path/ffyolo"
 build/tools/yolo-pack "$coco" -o "$tmp/coco128.ffr" --layout yolo --data "$coco/names.yaml" >/dev/null
-PYTHONPATH=$tmp/path "$ref" python/bench/loader_bench.py "$tmp/coco128.ffr" "$coco" build/tools/yolo-bench "$@"
+if [ "${1:-}" = --memory ]; then
+  shift
+  PYTHONPATH=$tmp/path "$ref" python/bench/cache_memory.py "$tmp/coco128.ffr" "$coco" "$@"
+else
+  PYTHONPATH=$tmp/path "$ref" python/bench/loader_bench.py "$tmp/coco128.ffr" "$coco" build/tools/yolo-bench "$@"
+fi

@@ -8,9 +8,11 @@ of training batches (mosaic 640 with hyp.scratch-low):
   Ultralytics    YOLOv5 v7.0's create_dataloader over the YOLO image folder it was packed from, with the
                  same number of DataLoader worker processes
 and prints samples/s and samples per CPU-second (the process's CPU time, or its worker processes').
+With --cache ram each decodes from its RAM cache: ffyolo's pixel cache, Ultralytics' `--cache ram` (built
+before the untimed epoch in both).
 
     python loader_bench.py PACKED_DATA YOLO_DIR YOLO_BENCH [--img 640] [--batch 16] [--workers 2]
-                           [--epochs 2] [--rounds 3]
+                           [--epochs 2] [--rounds 3] [--cache ram]
 """
 
 import argparse
@@ -49,7 +51,7 @@ def timed_epochs(batches_of_epoch, epochs: int, cpu) -> tuple[int, float, float]
 
 
 def ffyolo_round(args) -> tuple[int, float, float]:
-    loader = ffyolo.torch.Loader(args.data, img=args.img, batch=args.batch, workers=args.workers)
+    loader = ffyolo.torch.Loader(args.data, img=args.img, batch=args.batch, workers=args.workers, cache=args.cache)
     for _ in loader:  # an untimed epoch, as Ultralytics' first
         pass
     result = timed_epochs(lambda: loader, args.epochs, time.process_time)
@@ -58,22 +60,40 @@ def ffyolo_round(args) -> tuple[int, float, float]:
 
 
 def cpp_round(args, samples: int) -> tuple[int, float, float]:
+    cache = ["--cache", args.cache] if args.cache else []
     out = subprocess.run([args.yolo_bench, "loader", "--data", str(args.data), "--img", str(args.img), "--batch",
                           str(args.batch), "--workers", str(args.workers), "--samples", str(samples),
-                          "--no-baseline"], check=True, capture_output=True, text=True).stdout
-    rate, per_cpu = map(float, re.search(r"loader: ([0-9.]+) samples/s.*?([0-9.]+) per CPU-second\)", out).groups())
+                          "--no-baseline", *cache], check=True, capture_output=True, text=True).stdout
+    # "loader: R samples/s ...", or with a cache "cache (ram, ...): R samples/s ..." before its JPEG line
+    line = r"^(?:loader|cache \(.*?\)): ([0-9.]+) samples/s.*?([0-9.]+) per CPU-second\)"
+    rate, per_cpu = map(float, re.search(line, out, re.MULTILINE).groups())
     return samples, samples / rate, samples / per_cpu
 
 
 def ultralytics_round(args, images: Path, hyp: dict) -> tuple[int, float, float]:
     from yolov5.utils.dataloaders import create_dataloader
     loader, _ = create_dataloader(str(images), args.img, args.batch, 32, hyp=hyp, augment=True,
-                                  workers=args.workers, shuffle=True)
+                                  cache=args.cache or False, workers=args.workers, shuffle=True)
     for _ in loader:  # an untimed epoch: its workers started (InfiniteDataLoader keeps them for the next)
         pass
     result = timed_epochs(lambda: loader, args.epochs, children_cpu_seconds)
     del loader
     return result
+
+
+def scratch_low_hyp() -> dict:
+    """YOLOv5 v7.0's hyp.scratch-low, from the yolov5 package."""
+    import yolov5
+    return yaml.safe_load((Path(yolov5.__file__).parent / "data" / "hyps" / "hyp.scratch-low.yaml").read_text())
+
+
+def yolo_images_copy(yolo_dir: Path, tmp: str) -> Path:
+    """The split image folder of a copy of the YOLO tree in `tmp`: Ultralytics writes its label cache
+    beside the labels."""
+    tree = Path(tmp) / "yolo"
+    shutil.copytree(yolo_dir / "images", tree / "images")
+    shutil.copytree(yolo_dir / "labels", tree / "labels")
+    return next(p for p in (tree / "images").iterdir() if p.is_dir())
 
 
 def main() -> None:
@@ -86,15 +106,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cache", choices=["ram"], help="decode from each loader's RAM cache")
     args = parser.parse_args()
-    import yolov5
-    hyp = yaml.safe_load((Path(yolov5.__file__).parent / "data" / "hyps" / "hyp.scratch-low.yaml").read_text())
+    hyp = scratch_low_hyp()
     with tempfile.TemporaryDirectory() as tmp:
-        # A copy: Ultralytics writes its label cache beside the labels.
-        tree = Path(tmp) / "yolo"
-        shutil.copytree(args.yolo_dir / "images", tree / "images")
-        shutil.copytree(args.yolo_dir / "labels", tree / "labels")
-        images = next(p for p in (tree / "images").iterdir() if p.is_dir())
+        images = yolo_images_copy(args.yolo_dir, tmp)
         rows = {"ffyolo.torch": [], "C++ (yolo-bench loader)": [], "Ultralytics v7.0": []}
         for _ in range(args.rounds):
             ours = ffyolo_round(args)
@@ -102,7 +118,7 @@ def main() -> None:
             rows["C++ (yolo-bench loader)"].append(cpp_round(args, ours[0]))
             rows["Ultralytics v7.0"].append(ultralytics_round(args, images, hyp))
     print(f"img {args.img}, batch {args.batch}, {args.workers} workers, {args.epochs} epochs a round, "
-          f"{args.rounds} rounds, {os.cpu_count()} CPUs\n")
+          f"{args.rounds} rounds, {os.cpu_count()} CPUs, cache {args.cache or 'none'}\n")
     print("| loader | samples/s (each round) | samples per CPU-second (each round) |")
     print("|---|---|---|")
     for name, results in rows.items():
