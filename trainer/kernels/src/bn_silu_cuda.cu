@@ -1,8 +1,9 @@
 // The kernels of bn_silu_kernels.h. Forward: a reduction pass (per-channel sums, shifted by the
 // channel's first value), a per-channel finish (statistics, running statistics, scale and shift),
-// and an elementwise pass. Backward the same shape: sums of dz and dz·xhat, a per-channel finish
-// (dweight, dbias, the input gradient's coefficients), an elementwise pass. A thread reads W
-// consecutive channels of a row (W = 8: one 16-byte load of halves) so that a warp reads whole rows.
+// and an elementwise pass. Backward the same shape: sums of dz and dz·(x - mean), a per-channel
+// finish (dweight, dbias, the input gradient's coefficients), an elementwise pass. A thread reads W
+// consecutive channels of a row (W = 8: one 16-byte load of halves; 4 in the backward sums) so that a
+// warp reads whole rows, and the W channels' parameters with it (16-byte loads of floats).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -54,6 +55,26 @@ struct Lanes<float, 8> {
   static __device__ void Store(float* p, const float* v) {
     reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
     reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  }
+};
+template <>
+struct Lanes<__half, 4> {
+  static __device__ void Load(const __half* p, float* v) {
+    const uint2 raw = *reinterpret_cast<const uint2*>(p);
+    const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const float2 f = __half22float2(h[i]);
+      v[2 * i] = f.x;
+      v[2 * i + 1] = f.y;
+    }
+  }
+};
+template <>
+struct Lanes<float, 4> {
+  static __device__ void Load(const float* p, float* v) {
+    const float4 a = *reinterpret_cast<const float4*>(p);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
   }
 };
 template <typename T>
@@ -186,10 +207,12 @@ __global__ void ForwardElements(const T* x, T* y, int64_t vectors, int64_t chann
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c0 = (i % vectors_per_row) * W;
-    float v[W];
+    float v[W], a[W], b[W];
     Lanes<T, W>::Load(x + i * W, v);
+    Lanes<float, W>::Load(scale + c0, a);
+    Lanes<float, W>::Load(shift + c0, b);
 #pragma unroll
-    for (int k = 0; k < W; ++k) v[k] = BnSiluForward(v[k], scale[c0 + k], shift[c0 + k]);
+    for (int k = 0; k < W; ++k) v[k] = BnSiluForward(v[k], a[k], b[k]);
     Lanes<T, W>::Store(y + i * W, v);
   }
 }
@@ -200,15 +223,10 @@ __global__ void BackwardSums(const T* x, const T* dy, int64_t rows, int64_t chan
   const int vectors = static_cast<int>(channels / W);
   const int vector = threadIdx.x % vectors;
   const int lane = threadIdx.x / vectors;
-  float mean[W], invstd[W], scale[W], shift[W], s1[W] = {}, s2[W] = {};
-#pragma unroll
-  for (int i = 0; i < W; ++i) {
-    const int64_t c = vector * W + i;
-    mean[i] = stats[c];
-    invstd[i] = stats[channels + c];
-    scale[i] = stats[2 * channels + c];
-    shift[i] = stats[3 * channels + c];
-  }
+  float mean[W], scale[W], shift[W], s1[W] = {}, s2[W] = {};
+  Lanes<float, W>::Load(stats + vector * W, mean);
+  Lanes<float, W>::Load(stats + 2 * channels + vector * W, scale);
+  Lanes<float, W>::Load(stats + 3 * channels + vector * W, shift);
   if (lane < rows_per_pass)
 #pragma unroll 4
     for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_pass + lane; row < rows;
@@ -220,7 +238,7 @@ __global__ void BackwardSums(const T* x, const T* dy, int64_t rows, int64_t chan
       for (int i = 0; i < W; ++i) {
         const float dz = PreActivationGrad(g[i], xv[i], scale[i], shift[i]);
         s1[i] += dz;
-        s2[i] += dz * (xv[i] - mean[i]) * invstd[i];
+        s2[i] += dz * (xv[i] - mean[i]);
       }
     }
   StoreBlockSums<W>(s1, s2, vector, lane, rows_per_pass, channels, partials);
@@ -230,12 +248,12 @@ __global__ void BackwardSums(const T* x, const T* dy, int64_t rows, int64_t chan
 __global__ void FinishBackward(const float* partials, int blocks, int64_t rows, int64_t channels,
                                const float* weight, const float* stats, float* dweight, float* dbias,
                                float* coefficients) {
-  double sum_dz, sum_dz_xhat;
-  if (!SumPartials(partials, blocks, channels, &sum_dz, &sum_dz_xhat)) return;
+  double sum_dz, sum_dz_centred;
+  if (!SumPartials(partials, blocks, channels, &sum_dz, &sum_dz_centred)) return;
   const int64_t c = blockIdx.x;
+  const ChannelGrads g = GradsFromSums(sum_dz, sum_dz_centred, rows, weight[c], stats[channels + c]);
   dbias[c] = static_cast<float>(sum_dz);
-  dweight[c] = static_cast<float>(sum_dz_xhat);
-  const InputGradCoefficients g = InputGradFromSums(sum_dz, sum_dz_xhat, rows, weight[c], stats[channels + c]);
+  dweight[c] = static_cast<float>(g.dweight);
   coefficients[c] = static_cast<float>(g.k);
   coefficients[channels + c] = static_cast<float>(g.a);
   coefficients[2 * channels + c] = static_cast<float>(g.b);
@@ -251,16 +269,22 @@ __global__ void BackwardElements(const T* x, const T* dy, T* dx, int64_t vectors
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c0 = (i % vectors_per_row) * W;
-    float xv[W], g[W];
+    float xv[W], g[W], p1[W], p2[W];
     Lanes<T, W>::Load(x + i * W, xv);
     Lanes<T, W>::Load(dy + i * W, g);
+    Lanes<float, W>::Load(scale + c0, p1);
+    Lanes<float, W>::Load(shift + c0, p2);
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
-      const int64_t c = c0 + k;
-      const float dz = PreActivationGrad(g[k], xv[k], scale[c], shift[c]);
-      g[k] = BnSiluInputGrad(dz, xv[k], mean[c], coefficients[c], coefficients[channels + c],
-                             coefficients[2 * channels + c]);
-    }
+    for (int k = 0; k < W; ++k) g[k] = PreActivationGrad(g[k], xv[k], p1[k], p2[k]);  // dz
+    // BnSiluInputGrad's k * dz + a * (x - mean) + b, two parameters at a time (registers: occupancy)
+    Lanes<float, W>::Load(mean + c0, p1);
+    Lanes<float, W>::Load(coefficients + channels + c0, p2);
+#pragma unroll
+    for (int k = 0; k < W; ++k) xv[k] = CentredInputGrad(xv[k], p1[k], p2[k]);
+    Lanes<float, W>::Load(coefficients + c0, p1);
+    Lanes<float, W>::Load(coefficients + 2 * channels + c0, p2);
+#pragma unroll
+    for (int k = 0; k < W; ++k) g[k] = InputGradFromCentred(g[k], xv[k], p1[k], p2[k]);
     Lanes<T, W>::Store(dx + i * W, g);
   }
 }
@@ -293,10 +317,14 @@ void LaunchForward(const T* x, T* y, int64_t rows, int64_t channels, const float
 template <typename T, int W>
 void LaunchBackward(const T* x, const T* dy, T* dx, int64_t rows, int64_t channels, const float* weight,
                     const float* stats, float* dweight, float* dbias, float* partials, cudaStream_t stream) {
-  const Reduction r = ReductionFor(rows, channels, W);
+  // The backward sums read half the forward's vector: with 8 channels a thread they held 96 registers, so
+  // a quarter of the SM's threads ran and a pass took 1.6x the forward sums' (H200, 2026-11-27); with 4
+  // they hold 56, as the forward sums' 54 (ptxas -v, sm_90).
+  constexpr int SW = W == 8 ? 4 : 1;
+  const Reduction r = ReductionFor(rows, channels, SW);
   float* coefficients = partials + 2 * static_cast<int64_t>(r.blocks) * channels;
-  BackwardSums<T, W><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, dy, rows, channels, r.rows_per_pass, stats,
-                                                                       partials);
+  BackwardSums<T, SW><<<r.blocks, r.threads, r.shared_bytes, stream>>>(x, dy, rows, channels, r.rows_per_pass, stats,
+                                                                        partials);
   FinishBackward<<<static_cast<unsigned>(channels), kFinishThreads, 0, stream>>>(
       partials, r.blocks, rows, channels, weight, stats, dweight, dbias, coefficients);
   const int64_t vectors = rows * channels / W;

@@ -37,20 +37,20 @@ void BnSiluBackwardHost(const T* x, const T* dy, T* dx, int64_t rows, int64_t ch
   const T* invstd = stats + channels;
   const T* scale = stats + 2 * channels;
   const T* shift = stats + 3 * channels;
-  std::vector<double> sum_dz(channels), sum_dz_xhat(channels);
+  std::vector<double> sum_dz(channels), sum_dz_centred(channels);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t i = r * channels + c;
       const T dz = PreActivationGrad(dy[i], x[i], scale[c], shift[c]);
       sum_dz[c] += static_cast<double>(dz);
-      sum_dz_xhat[c] += static_cast<double>(dz * (x[i] - mean[c]) * invstd[c]);
+      sum_dz_centred[c] += static_cast<double>(dz * (x[i] - mean[c]));
     }
-  std::vector<InputGradCoefficients> g(channels);
+  std::vector<ChannelGrads> g(channels);
   for (int64_t c = 0; c < channels; ++c) {
+    g[c] = GradsFromSums(sum_dz[c], sum_dz_centred[c], rows, static_cast<double>(weight[c]),
+                         static_cast<double>(invstd[c]));
     dbias[c] = static_cast<T>(sum_dz[c]);
-    dweight[c] = static_cast<T>(sum_dz_xhat[c]);
-    g[c] = InputGradFromSums(sum_dz[c], sum_dz_xhat[c], rows, static_cast<double>(weight[c]),
-                             static_cast<double>(invstd[c]));
+    dweight[c] = static_cast<T>(g[c].dweight);
   }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < channels; ++c) {

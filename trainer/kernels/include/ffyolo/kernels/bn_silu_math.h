@@ -5,8 +5,8 @@
 // Forward, per channel from the batch statistics: scale = weight / sqrt(var + eps),
 // shift = bias - mean * scale; per element z = x * scale + shift, y = z * sigmoid(z).
 // Backward, per element dz = dy * s * (1 + z * (1 - s)) with s = sigmoid(z) (z recomputed from x,
-// never stored); per channel the sums of dz and of dz * xhat (xhat = (x - mean) * invstd) give
-// dbias, dweight and dx = k * dz + a * (x - mean) + b.
+// never stored); per channel the sums of dz and of dz * (x - mean) give dbias, dweight (the sum of
+// dz * xhat, xhat = (x - mean) * invstd) and dx = k * dz + a * (x - mean) + b.
 #pragma once
 
 #include <cmath>
@@ -70,20 +70,32 @@ FFYOLO_HOST_DEVICE inline void UpdateRunningStats(const ChannelStats& s, int64_t
   *running_var = static_cast<T>((1 - momentum) * static_cast<double>(*running_var) + momentum * unbiased);
 }
 
-// dx = k * dz + a * (x - mean) + b: BatchNorm's input gradient,
-// k * (dz - mean(dz) - xhat * mean(dz * xhat)), with xhat expanded.
-struct InputGradCoefficients {
-  double k, a, b;
+// A channel's gradients from the sums of dz and of dz * (x - mean) over its rows (invstd is applied
+// here, once per channel, not per element): dweight, and dx = k * dz + a * (x - mean) + b, BatchNorm's
+// input gradient k * (dz - mean(dz) - xhat * mean(dz * xhat)) with xhat expanded.
+struct ChannelGrads {
+  double dweight, k, a, b;
 };
-FFYOLO_HOST_DEVICE inline InputGradCoefficients InputGradFromSums(double sum_dz, double sum_dz_xhat, int64_t rows,
-                                                                  double weight, double invstd) {
+FFYOLO_HOST_DEVICE inline ChannelGrads GradsFromSums(double sum_dz, double sum_dz_centred, int64_t rows,
+                                                     double weight, double invstd) {
+  const double sum_dz_xhat = sum_dz_centred * invstd;
   const double k = weight * invstd;
-  return {k, -k * invstd * sum_dz_xhat / static_cast<double>(rows), -k * sum_dz / static_cast<double>(rows)};
+  return {sum_dz_xhat, k, -k * invstd * sum_dz_xhat / static_cast<double>(rows),
+          -k * sum_dz / static_cast<double>(rows)};
 }
 
+// dx = k * dz + a * (x - mean) + b in two steps, so that a kernel holds two of the parameters at a time.
+template <typename T>
+FFYOLO_HOST_DEVICE inline T CentredInputGrad(T x, T mean, T a) {
+  return a * (x - mean);
+}
+template <typename T>
+FFYOLO_HOST_DEVICE inline T InputGradFromCentred(T dz, T centred, T k, T b) {
+  return k * dz + centred + b;
+}
 template <typename T>
 FFYOLO_HOST_DEVICE inline T BnSiluInputGrad(T dz, T x, T mean, T k, T a, T b) {
-  return k * dz + a * (x - mean) + b;
+  return InputGradFromCentred(dz, CentredInputGrad(x, mean, a), k, b);
 }
 
 }  // namespace ffyolo::kernels
