@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "ffyolo/kernels/bn_silu_kernels.h"
 #include "ffyolo/kernels/bn_silu_math.h"
@@ -22,59 +23,42 @@ constexpr int64_t kRowsPerReductionBlock = 128;
 constexpr int kElementwiseThreads = 256;
 constexpr int64_t kMaxElementwiseBlocks = 8192;
 
-// W consecutive channels of one row, as floats.
+// W consecutive channels of one row, as floats: W = 4 or 8 in one load of halves (8 or 16 bytes) or in
+// 16-byte loads of floats, W = 1 one value.
 template <typename T, int W>
-struct Lanes;
-template <>
-struct Lanes<__half, 8> {
-  static __device__ void Load(const __half* p, float* v) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
-    const __half2* h = reinterpret_cast<const __half2*>(&raw);
+struct Lanes {
+  static_assert(W == 4 || W == 8, "4 or 8 channels a vector");
+  using HalfVector = std::conditional_t<W == 8, uint4, uint2>;
+  static __device__ void Load(const T* p, float* v) {
+    if constexpr (std::is_same_v<T, __half>) {
+      const HalfVector raw = *reinterpret_cast<const HalfVector*>(p);
+      const __half2* h = reinterpret_cast<const __half2*>(&raw);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __half22float2(h[i]);
-      v[2 * i] = f.x;
-      v[2 * i + 1] = f.y;
+      for (int i = 0; i < W / 2; ++i) {
+        const float2 f = __half22float2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < W / 4; ++i) {
+        const float4 a = reinterpret_cast<const float4*>(p)[i];
+        v[4 * i] = a.x, v[4 * i + 1] = a.y, v[4 * i + 2] = a.z, v[4 * i + 3] = a.w;
+      }
     }
   }
-  static __device__ void Store(__half* p, const float* v) {
-    uint4 raw;
-    __half2* h = reinterpret_cast<__half2*>(&raw);
+  static __device__ void Store(T* p, const float* v) {
+    if constexpr (std::is_same_v<T, __half>) {
+      HalfVector raw;
+      __half2* h = reinterpret_cast<__half2*>(&raw);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
-    *reinterpret_cast<uint4*>(p) = raw;
-  }
-};
-template <>
-struct Lanes<float, 8> {
-  static __device__ void Load(const float* p, float* v) {
-    const float4 a = reinterpret_cast<const float4*>(p)[0];
-    const float4 b = reinterpret_cast<const float4*>(p)[1];
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  }
-  static __device__ void Store(float* p, const float* v) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-  }
-};
-template <>
-struct Lanes<__half, 4> {
-  static __device__ void Load(const __half* p, float* v) {
-    const uint2 raw = *reinterpret_cast<const uint2*>(p);
-    const __half2* h = reinterpret_cast<const __half2*>(&raw);
+      for (int i = 0; i < W / 2; ++i) h[i] = __floats2half2_rn(v[2 * i], v[2 * i + 1]);
+      *reinterpret_cast<HalfVector*>(p) = raw;
+    } else {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const float2 f = __half22float2(h[i]);
-      v[2 * i] = f.x;
-      v[2 * i + 1] = f.y;
+      for (int i = 0; i < W / 4; ++i)
+        reinterpret_cast<float4*>(p)[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
     }
-  }
-};
-template <>
-struct Lanes<float, 4> {
-  static __device__ void Load(const float* p, float* v) {
-    const float4 a = *reinterpret_cast<const float4*>(p);
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
   }
 };
 template <typename T>
