@@ -18,6 +18,7 @@
 #include "ffyolo/loader.h"
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
+#include "ffyolo/modules/upsample_module.h"
 #include "ffyolo/torch_compat.h"
 #include "ffyolo/step_state.h"
 #include "ffyolo/train_step.h"
@@ -341,6 +342,29 @@ TEST(CudaTest, FusedBnSiluEqualsTheUnfusedOps) {
       EXPECT_TRUE(got[0].is_contiguous(torch::MemoryFormat::ChannelsLast)) << name;
       EXPECT_EQ(got[6].item<int64_t>(), want[6].item<int64_t>()) << name;
     }
+}
+
+TEST(CudaTest, UpsampleKeepsItsInputsDtypeUnderAutocast) {
+  FFYOLO_REQUIRE_CUDA();
+  namespace F = torch::nn::functional;
+  Upsample upsample(UpsampleArgs{2.0});
+  const torch::Tensor x = torch::randn({4, 16, 5, 7}, kGpu)
+                              .to(torch::kHalf)
+                              .contiguous(torch::MemoryFormat::ChannelsLast)
+                              .requires_grad_(true);
+  compat::SetCudaAutocast(true);
+  const torch::Tensor y = upsample->forward(x);
+  compat::SetCudaAutocast(false);
+  EXPECT_EQ(y.scalar_type(), torch::kHalf);  // autocast's float32 list would make it float
+  // The float path autocast took: the same values, and the same gradient once rounded to half.
+  const torch::Tensor x_float = x.detach().to(torch::kFloat).requires_grad_(true);
+  const torch::Tensor y_float =
+      F::interpolate(x_float, F::InterpolateFuncOptions().scale_factor(std::vector<double>{2, 2}).mode(torch::kNearest));
+  EXPECT_TRUE(torch::equal(y.to(torch::kFloat), y_float));
+  const torch::Tensor dy = torch::randn(y.sizes(), kGpu).to(torch::kHalf);
+  y.backward(dy);
+  y_float.backward(dy.to(torch::kFloat));
+  EXPECT_TRUE(torch::equal(x.grad(), x_float.grad().to(torch::kHalf)));
 }
 
 // What a capture cannot hold is refused, saying why.

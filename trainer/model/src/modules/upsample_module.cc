@@ -1,5 +1,6 @@
 #include "ffyolo/modules/upsample_module.h"
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/nn/functional/upsampling.h>
 
 #include <cmath>
@@ -8,6 +9,10 @@ namespace ffyolo {
 
 torch::Tensor UpsampleImpl::forward(const torch::Tensor& x) {
   namespace F = torch::nn::functional;
+  // Nearest upsampling only moves values, so it runs in x's dtype. CUDA autocast (torch 2.x) lists it
+  // among its float32 ops: a half activation came out float, twice the bytes, and so did the Concat after
+  // it, each cast back to half by the convolutions that read it; the values are the same either way.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return F::interpolate(x, F::InterpolateFuncOptions()
                                .scale_factor(std::vector<double>{scale_factor_, scale_factor_})
                                .mode(torch::kNearest));
