@@ -9,9 +9,10 @@ namespace ffyolo {
 
 torch::Tensor UpsampleImpl::forward(const torch::Tensor& x) {
   namespace F = torch::nn::functional;
-  // Nearest upsampling only moves values, so it runs in x's dtype. CUDA autocast (torch 2.x) lists it
-  // among its float32 ops: a half activation came out float, twice the bytes, and so did the Concat after
-  // it, each cast back to half by the convolutions that read it; the values are the same either way.
+  // Nearest upsampling only moves values, so it runs in x's dtype, as under torch 1.13's autocast. Torch
+  // 2.x's CUDA autocast lists it among its float32 ops: a half activation came out float, twice the bytes,
+  // and so did the Concat after it, cast back to half by each convolution that reads it. The forward is
+  // the same values; backward, the two convolutions' gradients now meet in half, as at every other Concat.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   return F::interpolate(x, F::InterpolateFuncOptions()
                                .scale_factor(std::vector<double>{scale_factor_, scale_factor_})
