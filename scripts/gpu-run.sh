@@ -257,19 +257,25 @@ done
 python_check="not run (a CPU run, a tree built elsewhere, or no nanobind/scikit-build-core there)"
 if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, scikit_build_core, numpy, torch' 2>/dev/null; then
   python_check="failed: $REPORT_DIR/ctest.log"
-  # A crash in native code shows every thread's native stack where the machine has gdb (faulthandler
-  # in the check shows the Python one).
-  native_stacks=()
-  command -v gdb >/dev/null && native_stacks=(gdb -q -batch -return-child-result -ex run -ex "thread apply all bt 25" --args)
-  if python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/ffyolo-python \
-       --config-settings=build-dir=/tmp/ffyolo-python-build \
-       --config-settings=cmake.args="-DCMAKE_PREFIX_PATH=$PREFIX/usr;-DCMAKE_LIBRARY_ARCHITECTURE=$arch;-DPKG_CONFIG_EXECUTABLE=$PREFIX/usr/bin/pkgconf;-DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
-       . >>"$REPORT_DIR/ctest.log" 2>&1 &&
-     PYTHONPATH=/tmp/ffyolo-python "${native_stacks[@]}" python3 python/tests/gpu/torch_cuda_check.py "$OUT_DIR/synth.ffr" \
-       --workers "$WORKERS" >>"$REPORT_DIR/ctest.log" 2>&1; then
+  torch_cuda_check() {  # [a command to run it under]
+    PYTHONPATH=/tmp/ffyolo-python "$@" python3 python/tests/gpu/torch_cuda_check.py "$OUT_DIR/synth.ffr" \
+      --workers "$WORKERS" >>"$REPORT_DIR/ctest.log" 2>&1
+  }
+  check_rc=0
+  python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/ffyolo-python \
+    --config-settings=build-dir=/tmp/ffyolo-python-build \
+    --config-settings=cmake.args="-DCMAKE_PREFIX_PATH=$PREFIX/usr;-DCMAKE_LIBRARY_ARCHITECTURE=$arch;-DPKG_CONFIG_EXECUTABLE=$PREFIX/usr/bin/pkgconf;-DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
+    . >>"$REPORT_DIR/ctest.log" 2>&1 && torch_cuda_check || check_rc=$?
+  if [ "$check_rc" = 0 ]; then
     python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
   else
     tests_passed=0
+    # Killed by a signal: faulthandler printed the Python stack; gdb, where the machine has it, prints
+    # every thread's native one on a second run (not the first: it loads torch's symbols, slowly).
+    if [ "$check_rc" -gt 128 ] && command -v gdb >/dev/null; then
+      log "torch_cuda_check died of signal $((check_rc - 128)): again under gdb"
+      torch_cuda_check gdb -q -batch -ex run -ex "thread apply all bt 25" --args || true
+    fi
   fi
 fi
 log "the Python package on CUDA: $python_check"
