@@ -221,7 +221,8 @@ fi
 
 # Training results: yolo-train with every variant off, every variant on, and every variant on with
 # another seed (how far two runs of one configuration land apart), validating each epoch; each run's
-# last epoch's images/s (its progress bar's) and its final losses and mAPs (results.csv).
+# last epoch's images/s (its progress bar's) and share waiting for the loader, and its final losses and mAPs
+# (results.csv).
 source scripts/lib/last-epoch.sh
 batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
 all_on=("${cl[@]}")
@@ -242,11 +243,12 @@ for run in "all off:0:${nchw[*]}" "all on:0:${all_on[*]}" "all on, seed 1:1:${al
        $flags >"$OUT_DIR/train-$name.log" 2>&1; then
     read -r box obj cls map50 map <<<"$(final "$OUT_DIR/train/$name/results.csv" \
       "train/box_loss train/obj_loss train/cls_loss metrics/mAP_0.5 metrics/mAP_0.5:0.95")"
-    results+=("| $label | $flags | $(last_epoch "$OUT_DIR/train-$name.log" "$batches" "$BATCH") | $box | $obj | $cls | $map50 | $map |")
+    log_file=$OUT_DIR/train-$name.log
+    results+=("| $label | $flags | $(last_epoch "$log_file" "$batches" "$BATCH") | $(last_epoch_data_wait "$log_file") | $box | $obj | $cls | $map50 | $map |")
     cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
   else
     tail -n 20 "$OUT_DIR/train-$name.log" >&2
-    results+=("| $label | $flags | failed | | | | | |")
+    results+=("| $label | $flags | failed | | | | | | |")
     tests_passed=0
   fi
   printf '%s\n' "${results[-1]}" >>"$REPORT_DIR/rows.log"
@@ -292,8 +294,8 @@ log "the Python package on CUDA: $python_check"
   echo
   echo "yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth ($SYNTH_IMAGES images, validating on $SYNTH_VAL):"
   echo
-  echo "| run | flags | last epoch | box loss | obj loss | cls loss | mAP50 | mAP50-95 |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| run | flags | last epoch | waiting for data | box loss | obj loss | cls loss | mAP50 | mAP50-95 |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${results[@]}"
   echo
   echo "- ffyolo.torch on CUDA: $python_check"

@@ -25,6 +25,10 @@ namespace {
 // Exit status of a run stopped by a signal with its state saved (sysexits' EX_TEMPFAIL).
 constexpr int kExitStopped = 75;
 
+// From this share of an epoch spent waiting for the loader, the epoch's end says so: the loader, not the
+// step, is then what sets the pace (a run that keeps up waits well under 1 %).
+constexpr double kDataWaitWorthSaying = 0.05;
+
 void OnStopSignal(int sig) {
   ffyolo::RequestTrainingStop();
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends it at once
@@ -59,6 +63,8 @@ class ConsoleObserver : public ffyolo::TrainObserver {
   }
   void OnTrainStart(const ffyolo::TrainStart& s) override {
     names_ = s.names;
+    workers_ = s.workers;
+    cache_ = s.cache;
     if (!main_rank_) return;
     std::printf("Image sizes %d train, %d val\nUsing %d dataloader workers, %d torch threads\nLogging results to %s\n"
                 "Starting training for %lld epochs...\n",
@@ -83,9 +89,15 @@ class ConsoleObserver : public ffyolo::TrainObserver {
                   b.mean_items[0], b.mean_items[1], b.mean_items[2], static_cast<long long>(b.instances), b.size);
     bar_->Update(b.batch + 1, post);
   }
-  void OnTrainEpochEnd(int64_t) override {
-    if (bar_) bar_->Finish();
+  void OnTrainEpochEnd(const ffyolo::TrainEpochEnd& e) override {
+    if (!bar_) return;
+    bar_->Finish();
     bar_.reset();
+    if (e.data_wait_share() < kDataWaitWorthSaying) return;
+    std::printf("%11s  training waited for the loader %.0f%% of the epoch's %.1f s (%d worker%s): %s would feed it "
+                "faster\n",
+                "", 100 * e.data_wait_share(), e.seconds, workers_, workers_ == 1 ? "" : "s",
+                cache_.empty() ? "more --workers or --cache ram" : "more --workers");
   }
   void OnFitEpochEnd(const ffyolo::FitEpochEnd& e) override {
     if (e.validated) std::printf("%s", ffyolo::FormatValMetricsTable(e.metrics, names_, false).c_str());
@@ -100,6 +112,8 @@ class ConsoleObserver : public ffyolo::TrainObserver {
  private:
   bool main_rank_;
   std::vector<std::string> names_;
+  int workers_ = 0;
+  std::string cache_;
   std::unique_ptr<ffyolo::ProgressBar> bar_;
   std::unique_ptr<ffyolo::ProgressBar> setup_bar_;
   std::string finished_task_;

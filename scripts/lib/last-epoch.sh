@@ -7,3 +7,11 @@ last_epoch() {
     awk -v batch="$3" '{n = split($1, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i];
                         rate = ($3 == "it/s") ? $2 : 1 / $2; printf "%d s, %.0f images/s", s, rate * batch}'
 }
+
+# last_epoch_data_wait LOG: the share of yolo-train's last epoch that training waited for the loader, from the
+# line yolo-train prints after an epoch's bar when it is 5 % or more ("< 5 %" without it).
+last_epoch_data_wait() {
+  tr '\r' '\n' <"$1" | awk '/^ *[0-9]+\/[0-9]+: / {epoch = $1; wait[epoch] = "< 5 %"}
+    /training waited for the loader [0-9]+%/ {match($0, /loader [0-9]+%/); wait[epoch] = substr($0, RSTART + 7, RLENGTH - 7)}
+    END {if (epoch != "") print wait[epoch]}'
+}

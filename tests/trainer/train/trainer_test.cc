@@ -29,6 +29,7 @@ using testing::TinyTrainOptions;
 class StageRecorder : public LossRecorder {
  public:
   std::vector<std::string> events;
+  std::vector<TrainEpochEnd> epoch_ends;
   std::string best_weights;
 
   void OnTrainStart(const TrainStart& s) override {
@@ -37,7 +38,10 @@ class StageRecorder : public LossRecorder {
   void OnTrainEpochStart(int64_t epoch, int64_t, int64_t, int64_t first) override {
     events.push_back("epoch " + std::to_string(epoch) + " from " + std::to_string(first));
   }
-  void OnTrainEpochEnd(int64_t epoch) override { events.push_back("batches done " + std::to_string(epoch)); }
+  void OnTrainEpochEnd(const TrainEpochEnd& e) override {
+    events.push_back("batches done " + std::to_string(e.epoch));
+    epoch_ends.push_back(e);
+  }
   void OnFitEpochEnd(const FitEpochEnd& e) override {
     events.push_back("fit " + std::to_string(e.result.epoch) + (e.validated ? " validated" : ""));
   }
@@ -97,6 +101,15 @@ TEST(TrainerTest, EachStageMovesThePositionAndReports) {
                                              "fit 0",          "epoch 1 from 0", "batches done 1",
                                              "fit 1 validated", "end"};  // --noval validates the final epoch
   EXPECT_EQ(recorder.events, expected);
+  // Each epoch says how long its batches took and how much of it training waited for the loader: at least
+  // the first batch's decoding, since the loader starts with the epoch.
+  ASSERT_EQ(recorder.epoch_ends.size(), 2u);
+  for (const TrainEpochEnd& e : recorder.epoch_ends) {
+    EXPECT_EQ(e.batches, 4) << e.epoch;
+    EXPECT_GT(e.data_wait_seconds, 0) << e.epoch;
+    EXPECT_LT(e.data_wait_seconds, e.seconds) << e.epoch;
+    EXPECT_GT(e.data_wait_share(), 0) << e.epoch;
+  }
 }
 
 // Every file of the run goes through TrainOptions::env: when the disk fails at the second epoch's end, the run

@@ -48,6 +48,9 @@ constexpr int64_t kCudaLossReadInterval = 10;
 
 namespace fs = std::filesystem;
 using ffr::Status;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string Now() {
   const std::time_t t = std::time(nullptr);
@@ -593,6 +596,14 @@ Status Trainer::State::RunEpoch() {
   if (opt.image_weights)
     FFR_RETURN_IF_ERROR(loader->SetSampleWeights(ImageWeights(label_classes, class_weights, maps)));
   FFR_RETURN_IF_ERROR(transfer->Start(epoch, i0));
+  TrainEpochEnd ee;
+  ee.epoch = epoch;
+  const Clock::time_point started = Clock::now();
+  const auto end_epoch = [&](int64_t next) {
+    ee.batches = next - i0;
+    ee.seconds = SecondsSince(started);
+    report().OnTrainEpochEnd(ee);
+  };
   // The running mean counts from batch 0, resumed from the checkpoint's when it stopped inside this epoch.
   int64_t loss_from = 0;
   epoch_loss = torch::zeros({3}, torch::TensorOptions().device(device));
@@ -609,7 +620,9 @@ Status Trainer::State::RunEpoch() {
   be.batches = nb;
   for (int64_t i = i0;; ++i) {
     DeviceBatch batch;
+    const Clock::time_point asked = Clock::now();
     FFR_RETURN_IF_ERROR(transfer->Next(&batch));
+    ee.data_wait_seconds += SecondsSince(asked);
     if (!batch.host) break;
     if (opt.quad) {
       const int groups = batch.host->size / 4;
@@ -658,7 +671,7 @@ Status Trainer::State::RunEpoch() {
     report().OnTrainBatchEnd(be);
     // A stop is honoured right after an optimizer step, when no gradient is pending, and by all ranks at once.
     if (update && i + 1 < nb && Agreed(TrainingStopRequested())) {
-      report().OnTrainEpochEnd(epoch);
+      end_epoch(i + 1);
       if (main_rank) FFR_RETURN_IF_ERROR(SaveCheckpoint(save_dir() + "/weights/last.pt", epoch - 1, i + 1));
       if (comm) comm->Barrier();  // the checkpoint is complete before any rank exits
       run_lock.reset();           // nothing more is written: a resume may take the folder
@@ -666,7 +679,7 @@ Status Trainer::State::RunEpoch() {
                              ResumeHint(main_rank, save_dir()));
     }
   }
-  report().OnTrainEpochEnd(epoch);
+  end_epoch(position.next_batch);
   stop_after_epoch = Agreed(TrainingStopRequested());
   return Status::OK();
 }
@@ -812,6 +825,7 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
   start.save_dir = s->save_dir();
   start.img_size = s->opt.img_size;
   start.workers = s->loader_options.workers;
+  start.cache = s->opt.cache;
   start.threads = at::get_num_threads();
   start.epochs = s->opt.epochs;
   start.start_epoch = s->position.epoch;

@@ -29,6 +29,7 @@ struct TrainStart {
   std::string save_dir;
   int img_size = 0;
   int workers = 0;          // loader threads of this rank
+  std::string cache;        // the pixel cache read ("ram", "disk"), or "" when the loader decodes images
   int threads = 0;          // torch intra-op threads of this rank
   int64_t epochs = 0;
   int64_t start_epoch = 0;  // > 0 or first_batch > 0: resumed
@@ -54,6 +55,15 @@ struct TrainBatchEnd {
   double gpu_mem_gb = 0;     // CUDA memory reserved (torch.cuda.memory_reserved() / 1E9); 0 on CPU
 };
 
+// An epoch's batches are done (or a stop ended them early), with how long they took this rank.
+struct TrainEpochEnd {
+  int64_t epoch = 0;
+  int64_t batches = 0;             // trained in this epoch by this run (fewer when resumed or stopped)
+  double seconds = 0;              // from the loader's start to the last batch's step, on the host
+  double data_wait_seconds = 0;    // of which the training thread waited for the loader's next batch
+  double data_wait_share() const { return seconds > 0 ? data_wait_seconds / seconds : 0; }
+};
+
 // After validation, results.csv and the checkpoints of an epoch.
 struct FitEpochEnd {
   EpochResult result;
@@ -77,8 +87,7 @@ class TrainObserver {
   virtual void OnTrainStart(const TrainStart& start) {}
   virtual void OnTrainEpochStart(int64_t epoch, int64_t epochs, int64_t batches, int64_t first_batch) {}
   virtual void OnTrainBatchEnd(const TrainBatchEnd& batch) {}
-  // The epoch's batches are done (or a stop ended them early).
-  virtual void OnTrainEpochEnd(int64_t epoch) {}
+  virtual void OnTrainEpochEnd(const TrainEpochEnd& end) {}
   virtual void OnFitEpochEnd(const FitEpochEnd& epoch) {}
   virtual void OnTrainEnd(const TrainEnd& end) {}
 };
