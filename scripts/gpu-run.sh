@@ -273,10 +273,11 @@ if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, 
   else
     tests_passed=0
     # Killed by a signal: faulthandler printed the Python stack; gdb, where the machine has it, prints
-    # every thread's native one on a second run (not the first: it loads torch's symbols, slowly).
+    # every thread's native one on a second run (not the first: it loads torch's symbols, slowly), at most
+    # 2 minutes of the call.
     if [ "$check_rc" -gt 128 ] && command -v gdb >/dev/null; then
       log "torch_cuda_check died of signal $((check_rc - 128)): again under gdb"
-      torch_cuda_check gdb -q -batch -ex run -ex "thread apply all bt 25" --args || true
+      torch_cuda_check timeout 120 gdb -q -batch -ex run -ex "thread apply all bt 25" --args || true
     fi
   fi
 fi
