@@ -267,7 +267,7 @@ if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, 
   python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/ffyolo-python \
     --config-settings=build-dir=/tmp/ffyolo-python-build \
     --config-settings=cmake.args="-DCMAKE_PREFIX_PATH=$PREFIX/usr;-DCMAKE_LIBRARY_ARCHITECTURE=$arch;-DPKG_CONFIG_EXECUTABLE=$PREFIX/usr/bin/pkgconf;-DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
-    . >>"$REPORT_DIR/ctest.log" 2>&1 && torch_cuda_check || check_rc=$?
+    . >>"$REPORT_DIR/ctest.log" 2>&1 && torch_cuda_check timeout 180 || check_rc=$?
   if [ "$check_rc" = 0 ]; then
     python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
   else
