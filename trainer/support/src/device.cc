@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 #ifdef FFYOLO_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -72,6 +73,10 @@ ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* d
 int CudaDeviceCount() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 #ifdef FFYOLO_WITH_CUDA
+void ReleaseCachedCudaMemory() {
+  c10::cuda::device_synchronize();
+  c10::cuda::CUDACachingAllocator::emptyCache();
+}
 CudaSyncsAreErrors::CudaSyncsAreErrors() {
   c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
 }
@@ -79,6 +84,7 @@ CudaSyncsAreErrors::~CudaSyncsAreErrors() {
   c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
 }
 #else
+void ReleaseCachedCudaMemory() {}
 CudaSyncsAreErrors::CudaSyncsAreErrors() = default;
 CudaSyncsAreErrors::~CudaSyncsAreErrors() = default;
 #endif

@@ -28,6 +28,10 @@ ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* d
 // CUDA devices this LibTorch can use (0 on a CPU build or machine).
 int CudaDeviceCount();
 
+// Waits for the current CUDA device, then gives the caching allocator's free blocks back to it, as
+// torch.cuda.synchronize() then torch.cuda.empty_cache(). Nothing on a CPU-only LibTorch.
+void ReleaseCachedCudaMemory();
+
 // While one lives, every call that makes the host wait for the GPU (a copy to
 // the host, .item(), nonzero, a synchronize) throws, as PyTorch's
 // torch.cuda.set_sync_debug_mode("error"): a test proves a path never waits.
