@@ -245,6 +245,7 @@ TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
       SeriesBatch(k, &images, &targets);
       const LossOutput out = way == 1 ? captured->Step(images, targets) : TrainStep(t.parts, images, targets, true);
       losses[way].push_back(out.total.item<double>());
+      if (way == 1) EXPECT_FALSE(out.total.requires_grad()) << "step " << k;  // no autograd graph kept alive
     }
     for (const torch::Tensor& p : t.model->parameters()) weights[way].push_back(p.detach().clone());
     for (const torch::Tensor& p : t.ema_model->parameters()) weights[way].push_back(p.detach().clone());

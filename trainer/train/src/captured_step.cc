@@ -78,6 +78,9 @@ struct CapturedStep::Impl {
       graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
       loss = ForwardBackwardClip();
       graph->capture_end();
+      // The outputs alone: their autograd graph would keep the capture's AccumulateGrad nodes, bound to this
+      // side stream, alive into the next capture's warm-up on another (PyTorch warned of the mismatch).
+      loss.total = loss.total.detach();
       at::autocast::set_autocast_cache_enabled(true);
       std::vector<at::Tensor> now = parts.model->buffers();
       for (size_t i = 0; i < now.size(); ++i) now[i].copy_(buffers[i]);
