@@ -86,8 +86,24 @@ void Profile(const c10::Device& device, int steps, const std::function<void()>& 
   Drain(device);
   const std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
   r->profiled = device.is_cuda() ? "CUDA kernels" : "CPU operators (nested: an operator's time includes its callees')";
+  if (!device.is_cuda()) {
+    for (const profiler::KinetoEvent& e : result->events())
+      if (e.deviceType() == device.type()) AddKernelTime(e.name(), compat::EventSeconds(e), &r->kernels);
+    return;
+  }
+  std::vector<HostOp> ops;
   for (const profiler::KinetoEvent& e : result->events())
-    if (e.deviceType() == device.type()) AddKernelTime(e.name(), compat::EventSeconds(e), &r->kernels);
+    if (e.deviceType() == c10::DeviceType::CPU) {
+      const int64_t start = compat::EventStartNs(e);
+      ops.push_back({e.name(), e.startThreadId(), start, start + static_cast<int64_t>(1e9 * compat::EventSeconds(e)),
+                     e.correlationId()});
+    }
+  const KernelLaunchers launchers(std::move(ops));
+  for (const profiler::KinetoEvent& e : result->events()) {
+    if (e.deviceType() != device.type()) continue;
+    const std::string launcher = launchers.Of(e.linkedCorrelationId());
+    AddKernelTime(e.name(), compat::EventSeconds(e), &r->kernels, launcher.empty() ? "(no operator)" : launcher);
+  }
 }
 
 Status Ceiling(const TrainBenchOptions& o, const c10::Device& device, Training* t, TrainBenchResult* r) {

@@ -136,6 +136,42 @@ TEST(KernelProfileTest, MarkdownSumsByKindAndListsTheTopKernels) {
   EXPECT_NE(KernelProfileMarkdown(kernels, "x", 2, 4).find("`some/kernel`"), std::string::npos);  // no stray column
 }
 
+// Operators on two threads, nested as the profiler records them: a kernel is put down to the outermost
+// operator around the one that launched it, on that one's thread.
+TEST(KernelProfileTest, LaunchersAreTheOutermostOperatorAndTheLaunchingOne) {
+  const KernelLaunchers launchers({
+      {"aten::copy_", 1, 150, 180, 3},
+      {"aten::contiguous", 1, 100, 200, 1},
+      {"aten::to", 1, 120, 190, 2},
+      {"aten::conv2d", 1, 200, 300, 4},  // starts as the last one ends: not inside it
+      {"autograd::engine::evaluate_function: CatBackward0", 2, 110, 400, 5},
+      {"aten::slice", 2, 120, 130, 6},
+  });
+  EXPECT_EQ(launchers.Of(3), "aten::contiguous > aten::copy_");
+  EXPECT_EQ(launchers.Of(2), "aten::contiguous > aten::to");
+  EXPECT_EQ(launchers.Of(1), "aten::contiguous");
+  EXPECT_EQ(launchers.Of(4), "aten::conv2d");
+  EXPECT_EQ(launchers.Of(6), "autograd::engine::evaluate_function: CatBackward0 > aten::slice");  // its own thread's
+  EXPECT_EQ(launchers.Of(99), "");
+}
+
+TEST(KernelProfileTest, MarkdownSaysWhichOperatorsLaunchedTheTime) {
+  std::vector<KernelTime> kernels;
+  AddKernelTime("direct_copy_kernel", 0.003, &kernels, "aten::contiguous > aten::copy_");
+  AddKernelTime("direct_copy_kernel", 0.001, &kernels, "aten::cat");
+  AddKernelTime("direct_copy_kernel", 0.002, &kernels, "aten::contiguous > aten::copy_");
+  AddKernelTime("sm90_xmma_fprop", 0.006, &kernels, "aten::conv2d");
+  ASSERT_EQ(kernels[0].launchers.size(), 2u);
+  const std::string md = KernelProfileMarkdown(kernels, "CUDA kernels", 1, 5);
+  // The top kernels' most frequent launcher; each launcher's share of its kernels' time by calls.
+  EXPECT_NE(md.find("| `direct_copy_kernel` | copy | 3.0 | 6.000 | 50.0 % | aten::contiguous > aten::copy_ (+1 more) |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| aten::conv2d | 6.000 | 50.0 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| aten::contiguous > aten::copy_ | 4.000 | 33.3 % |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| aten::cat | 2.000 | 16.7 % |"), std::string::npos) << md;
+}
+
 TEST(TrainBenchTest, PipelineCrossesEpochsAndTimesTheWaitForData) {
   TrainBenchOptions o = Tiny();
   o.data = testing::PackedSyntheticDataset();

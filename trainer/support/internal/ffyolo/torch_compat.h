@@ -71,6 +71,15 @@ inline double EventSeconds(const torch::autograd::profiler::KinetoEvent& event) 
 #endif
 }
 
+// When a profiled event started, in nanoseconds: startNs() in 2.x, startUs() in 1.13.
+inline int64_t EventStartNs(const torch::autograd::profiler::KinetoEvent& event) {
+#if TORCH_VERSION_MAJOR >= 2
+  return static_cast<int64_t>(event.startNs());
+#else
+  return 1000 * static_cast<int64_t>(event.startUs());
+#endif
+}
+
 // ProcessGroupNCCL and ProcessGroupGloo derive from c10d::ProcessGroup in 1.13
 // and from c10d::Backend (a ProcessGroup being a dispatching wrapper) in 2.x;
 // their collectives have the same signatures in both.
