@@ -91,9 +91,12 @@ void Profile(const c10::Device& device, int steps, const std::function<void()>& 
       if (e.deviceType() == device.type()) AddKernelTime(e.name(), compat::EventSeconds(e), &r->kernels);
     return;
   }
+  // Operators only: the CUDA runtime's calls are host events too, numbered by CUPTI's correlation ids, which
+  // kernels do not link to and which may equal an operator's.
+  constexpr uint8_t kOperator = 0;  // libkineto::ActivityType::CPU_OP
   std::vector<HostOp> ops;
   for (const profiler::KinetoEvent& e : result->events())
-    if (e.deviceType() == c10::DeviceType::CPU) {
+    if (e.deviceType() == c10::DeviceType::CPU && e.activityType() == kOperator) {
       const int64_t start = compat::EventStartNs(e);
       ops.push_back({e.name(), e.startThreadId(), start, start + static_cast<int64_t>(1e9 * compat::EventSeconds(e)),
                      e.correlationId()});
