@@ -221,7 +221,8 @@ $(field ms_per_all_reduce "$line") ms"
 fi
 
 # Training results: yolo-train with every variant off, every variant on, and every variant on with
-# another seed (how far two runs of one configuration land apart), validating each epoch; each run's
+# another seed (how far two runs of one configuration land apart), validating the final epoch only
+# (--noval: validation changes nothing of the training; two validations fewer a run); each run's
 # last epoch's images/s (its progress bar's) and share waiting for the loader, and its final losses and mAPs
 # (results.csv).
 source scripts/lib/last-epoch.sh
@@ -241,7 +242,7 @@ for run in "all off:0:${nchw[*]}" "all on:0:${all_on[*]}" "all on, seed 1:1:${al
   # shellcheck disable=SC2086  # the flags are words
   if "$BIN/yolo-train" --data "$OUT_DIR/synth.ffr" --cfg "$MODEL" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" \
        --device "$DEVICE" --workers "$WORKERS" --seed "$seed" --project "$OUT_DIR/train" --name "$name" --exist-ok \
-       $flags >"$OUT_DIR/train-$name.log" 2>&1; then
+       --noval $flags >"$OUT_DIR/train-$name.log" 2>&1; then
     read -r box obj cls map50 map <<<"$(final "$OUT_DIR/train/$name/results.csv" \
       "train/box_loss train/obj_loss train/cls_loss metrics/mAP_0.5 metrics/mAP_0.5:0.95")"
     log_file=$OUT_DIR/train-$name.log
