@@ -55,6 +55,14 @@ int TiffOrientation(const uint8_t* p, size_t size) {
   return 0;
 }
 
+// The orientation of an image whose EXIF is the TIFF block at p: 1 (as stored) when it has none or the block
+// is malformed, which *malformed says.
+int ImageOrientation(const uint8_t* p, size_t size, bool* malformed) {
+  const int orientation = TiffOrientation(p, size);
+  if (orientation < 0 && malformed) *malformed = true;
+  return orientation > 0 ? orientation : 1;
+}
+
 }  // namespace
 
 int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
@@ -77,12 +85,8 @@ int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
     if (length < 2 || at + 2 + length > size) return 1;  // a segment cut short: the decoder reports it
     const uint8_t* segment = data + at + 4;
     const size_t segment_size = length - 2;
-    if (marker == 0xE1 && segment_size >= 6 && std::memcmp(segment, "Exif\0\0", 6) == 0) {
-      const int orientation = TiffOrientation(segment + 6, segment_size - 6);
-      if (orientation > 0) return orientation;
-      if (orientation < 0 && malformed) *malformed = true;
-      return 1;
-    }
+    if (marker == 0xE1 && segment_size >= 6 && std::memcmp(segment, "Exif\0\0", 6) == 0)
+      return ImageOrientation(segment + 6, segment_size - 6, malformed);
     at += 2 + length;
   }
   return 1;
@@ -98,12 +102,7 @@ int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
     const uint8_t* type = data + at + 4;
     if (std::memcmp(type, "IDAT", 4) == 0 || std::memcmp(type, "IEND", 4) == 0) return 1;
     if (length > size - at - 8) return 1;  // a chunk cut short: the decoder reports it
-    if (std::memcmp(type, "eXIf", 4) == 0) {
-      const int orientation = TiffOrientation(data + at + 8, length);
-      if (orientation > 0) return orientation;
-      if (orientation < 0 && malformed) *malformed = true;
-      return 1;
-    }
+    if (std::memcmp(type, "eXIf", 4) == 0) return ImageOrientation(data + at + 8, length, malformed);
     at += 12 + length;
   }
   return 1;
@@ -112,11 +111,8 @@ int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
 int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed) {
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return JpegExifOrientation(data, size, malformed);
   if (malformed) *malformed = false;
-  if (size >= 4 && (std::memcmp(data, "II*\0", 4) == 0 || std::memcmp(data, "MM\0*", 4) == 0)) {
-    const int orientation = TiffOrientation(data, size);  // a TIFF file is the TIFF block
-    if (orientation < 0 && malformed) *malformed = true;
-    return orientation > 0 ? orientation : 1;
-  }
+  if (size >= 4 && (std::memcmp(data, "II*\0", 4) == 0 || std::memcmp(data, "MM\0*", 4) == 0))
+    return ImageOrientation(data, size, malformed);  // a TIFF file is the TIFF block
   return PngExifOrientation(data, size, malformed);
 }
 
