@@ -183,14 +183,21 @@ __global__ void FinishForward(const T* x, const float* partials, int blocks, int
   stats[3 * channels + c] = static_cast<float>(affine.shift);
 }
 
+// f(i, c0) for each vector of W channels this thread takes (a grid-stride loop): vector i of the data, whose
+// first channel is c0.
+template <int W, typename F>
+__device__ void ForEachVector(int64_t vectors, int64_t channels, F&& f) {
+  const int64_t vectors_per_row = channels / W;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    f(i, (i % vectors_per_row) * W);
+}
+
 template <typename T, int W>
 __global__ void ForwardElements(const T* x, T* y, int64_t vectors, int64_t channels, const float* stats) {
   const float* scale = stats + 2 * channels;
   const float* shift = stats + 3 * channels;
-  const int64_t vectors_per_row = channels / W;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t c0 = (i % vectors_per_row) * W;
+  ForEachVector<W>(vectors, channels, [&](int64_t i, int64_t c0) {
     float v[W], a[W], b[W];
     Lanes<T, W>::Load(x + i * W, v);
     Lanes<float, W>::Load(scale + c0, a);
@@ -198,7 +205,7 @@ __global__ void ForwardElements(const T* x, T* y, int64_t vectors, int64_t chann
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = BnSiluForward(v[k], a[k], b[k]);
     Lanes<T, W>::Store(y + i * W, v);
-  }
+  });
 }
 
 template <typename T, int W>
@@ -249,28 +256,22 @@ __global__ void BackwardElements(const T* x, const T* dy, T* dx, int64_t vectors
   const float* mean = stats;
   const float* scale = stats + 2 * channels;
   const float* shift = stats + 3 * channels;
-  const int64_t vectors_per_row = channels / W;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t c0 = (i % vectors_per_row) * W;
-    float xv[W], g[W], p1[W], p2[W];
+  ForEachVector<W>(vectors, channels, [&](int64_t i, int64_t c0) {
+    float xv[W], g[W], m[W], k[W], a[W], b[W];
     Lanes<T, W>::Load(x + i * W, xv);
     Lanes<T, W>::Load(dy + i * W, g);
-    Lanes<float, W>::Load(scale + c0, p1);
-    Lanes<float, W>::Load(shift + c0, p2);
+    Lanes<float, W>::Load(scale + c0, a);
+    Lanes<float, W>::Load(shift + c0, b);
 #pragma unroll
-    for (int k = 0; k < W; ++k) g[k] = PreActivationGrad(g[k], xv[k], p1[k], p2[k]);  // dz
-    // BnSiluInputGrad's k * dz + a * (x - mean) + b, two parameters at a time (registers: occupancy)
-    Lanes<float, W>::Load(mean + c0, p1);
-    Lanes<float, W>::Load(coefficients + channels + c0, p2);
+    for (int j = 0; j < W; ++j) g[j] = PreActivationGrad(g[j], xv[j], a[j], b[j]);  // dz
+    Lanes<float, W>::Load(mean + c0, m);
+    Lanes<float, W>::Load(coefficients + c0, k);
+    Lanes<float, W>::Load(coefficients + channels + c0, a);
+    Lanes<float, W>::Load(coefficients + 2 * channels + c0, b);
 #pragma unroll
-    for (int k = 0; k < W; ++k) xv[k] = CentredInputGrad(xv[k], p1[k], p2[k]);
-    Lanes<float, W>::Load(coefficients + c0, p1);
-    Lanes<float, W>::Load(coefficients + 2 * channels + c0, p2);
-#pragma unroll
-    for (int k = 0; k < W; ++k) g[k] = InputGradFromCentred(g[k], xv[k], p1[k], p2[k]);
+    for (int j = 0; j < W; ++j) g[j] = BnSiluInputGrad(g[j], xv[j], m[j], k[j], a[j], b[j]);
     Lanes<T, W>::Store(dx + i * W, g);
-  }
+  });
 }
 
 int ElementwiseBlocks(int64_t vectors) {

@@ -84,18 +84,9 @@ FFYOLO_HOST_DEVICE inline ChannelGrads GradsFromSums(double sum_dz, double sum_d
           -k * sum_dz / static_cast<double>(rows)};
 }
 
-// dx = k * dz + a * (x - mean) + b in two steps, so that a kernel holds two of the parameters at a time.
-template <typename T>
-FFYOLO_HOST_DEVICE inline T CentredInputGrad(T x, T mean, T a) {
-  return a * (x - mean);
-}
-template <typename T>
-FFYOLO_HOST_DEVICE inline T InputGradFromCentred(T dz, T centred, T k, T b) {
-  return k * dz + centred + b;
-}
 template <typename T>
 FFYOLO_HOST_DEVICE inline T BnSiluInputGrad(T dz, T x, T mean, T k, T a, T b) {
-  return InputGradFromCentred(dz, CentredInputGrad(x, mean, a), k, b);
+  return k * dz + a * (x - mean) + b;
 }
 
 }  // namespace ffyolo::kernels
