@@ -60,9 +60,7 @@ def ultralytics_loader(args, rank: int):
 
 
 def rank_main(kind: str, args, rank: int, first, ready, done, report) -> None:
-    import torch  # noqa: F401 (before the first reading: the loader's memory, not torch's)
-
-    before = memory_kb(os.getpid())
+    before = memory_kb(os.getpid())  # torch is in already (loader_bench imports ffyolo.torch): the loader's memory
     if rank:
         first.wait()  # rank 0 makes the caches (labels, images) first, as under torch.distributed
     loader, held_bytes = (ffyolo_loader if kind == "ffyolo" else ultralytics_loader)(args, rank)
