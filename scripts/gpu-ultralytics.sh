@@ -10,11 +10,8 @@
 # --device cpu runs the same steps on the CPU with tiny sizes and yolov5n (tests/bench runs it so,
 # in CI). Where python3 has no torch, or there are no gpu-deps/wheels/, train.py comes from the
 # reference environment (scripts/reference-venv.sh, REF_VENV). Exit 77: no train.py to run.
-#
-# train.py runs offline there: its fonts come from matplotlib's, its requirement check fails
-# quietly, torch 2.11 loads its own checkpoints only with weights_only off, and the machine's
-# numpy 2.5 lacks the np.trapz its metrics call (renamed np.trapezoid; a sitecustomize.py puts
-# the old name back).
+# How train.py runs offline: scripts/lib/ultralytics.sh. For training results over seeds rather
+# than speed: scripts/bench-results.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=0
@@ -33,33 +30,18 @@ if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
 else
   CFG=yolov5s IMAGES=10000 VAL=256 EPOCHS=2 BATCH=64 IMG=640 WORKERS=15 SYNTH_SIZE=(--size 640x480)
 fi
-DEPS=${GPU_DEPS:-gpu-deps}
 BIN=$BUILD_DIR/tools
 [ -x "$BIN/yolo-train" ] || { echo "gpu-ultralytics: no $BIN/yolo-train: build first (scripts/gpu-run.sh)" >&2; exit 1; }
 mkdir -p "$OUT_DIR"
 
-site=$OUT_DIR/ultralytics-site
-mkdir -p "$site"
-python=${REF_VENV:-.venv-ref}/bin/python
-if [ -d "$DEPS/wheels" ] && python3 -c 'import torch' 2>/dev/null; then  # the GPU machine's python3
-  python=python3
-  [ -d "$site/yolov5" ] || python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$DEPS"/wheels/*.whl
-fi
-echo 'import numpy; numpy.trapz = getattr(numpy, "trapz", None) or numpy.trapezoid' >"$site/sitecustomize.py"
-export PYTHONPATH=$site YOLOV5_CONFIG_DIR=$OUT_DIR/ultralytics-config TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1
-if ! "$python" -c 'import yolov5.train' 2>/dev/null; then
+source scripts/lib/ultralytics.sh
+ultralytics_env "$OUT_DIR" || { status=$?; [ "$status" != 77 ] ||
   echo "gpu-ultralytics: no Ultralytics train.py: run scripts/gpu-prepare.sh (wheels) or scripts/reference-venv.sh" >&2
-  exit 77
-fi
-mkdir -p "$YOLOV5_CONFIG_DIR"
-"$python" -c 'import matplotlib, shutil, sys; shutil.copy(matplotlib.get_data_path() + "/fonts/ttf/DejaVuSans.ttf", sys.argv[1])' \
-  "$YOLOV5_CONFIG_DIR/Arial.ttf"
+  exit "$status"; }
 
 data=$OUT_DIR/synth-yolo
-if ! "$BIN/yolo-ffr" verify "$data.ffr" >/dev/null 2>&1; then
-  "$BIN/yolo-synth" -o "$data" --yolo --train "$IMAGES" --val "$VAL" "${SYNTH_SIZE[@]}" --seed 1 --force >/dev/null
-  "$BIN/yolo-pack" "$data" -o "$data.ffr" --force >/dev/null
-fi
+"$BIN/yolo-ffr" verify "$data.ffr" >/dev/null 2>&1 ||
+  synth_both_layouts "$BIN" "$data" --train "$IMAGES" --val "$VAL" "${SYNTH_SIZE[@]}"
 batches=$(( (IMAGES + BATCH - 1) / BATCH ))
 
 source scripts/lib/last-epoch.sh
@@ -72,7 +54,7 @@ timed() {  # log, then the command
 common=(--img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --device "$DEVICE" --workers "$WORKERS" --noval
         --project "$OUT_DIR/compare" --exist-ok)
 ours=$(timed "$OUT_DIR/compare-ffyolo.log" "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" --name ffyolo "${common[@]}")
-theirs=$(timed "$OUT_DIR/compare-ultralytics.log" "$python" -m yolov5.train --data "$data/data.yaml" \
+theirs=$(timed "$OUT_DIR/compare-ultralytics.log" "$ULTRALYTICS_PYTHON" -m yolov5.train --data "$data/data.yaml" \
          --cfg "$CFG.yaml" --weights '' --name ultralytics --noplots "${common[@]}")
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
 {
