@@ -11,7 +11,9 @@
 # With TORCH=cuda it runs the tests that use LibTorch (label "trainer") against the CUDA LibTorch
 # 2.11 instead, in build-cuda/ (`TORCH=cuda bash scripts/install-deps.sh` first): only what they
 # need is built there; the torch-free code and its tests ran in build/ already. Then the Python
-# package's torch checks against that torch 2.11 (.venv-cuda).
+# package's torch checks against that torch 2.11 (.venv-cuda), and the wheel users install
+# (scripts/wheel-test.sh: built, repaired, installed where the libraries it carries are hidden, its
+# tests run with torch 2.11 imported first).
 # No test may take over TEST_TIMEOUT seconds (default 300): a hung or runaway test fails alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ if [ "${TORCH:-}" = cuda ]; then
   step "build-cuda/: what the torch tests need (LibTorch 2.11)" env BUILD_TARGETS=trainer_tests bash scripts/build.sh
   step "tests against LibTorch 2.11" ctest --test-dir build-cuda --output-on-failure -j "$JOBS" "${timeout[@]}" -L trainer "$@"
   step "Python package's torch checks against torch 2.11" bash scripts/python-test.sh -k cuda_libtorch
+  step "the wheel, installed where its libraries are hidden, torch 2.11 first" bash scripts/wheel-test.sh
   exit 0
 fi
 

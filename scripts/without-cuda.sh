@@ -8,17 +8,8 @@
 #   bash scripts/without-cuda.sh COMMAND [ARG...]
 set -euo pipefail
 [ $# -gt 0 ] || { echo "usage: without-cuda.sh COMMAND [ARG...]" >&2; exit 2; }
-if [ -z "${FFYOLO_WITHOUT_CUDA:-}" ]; then
-  [ "$(id -u)" -eq 0 ] || { echo "without-cuda: needs root, for a mount namespace" >&2; exit 2; }
-  # The namespace's mount points live here, removed once the command is done.
-  FFYOLO_WITHOUT_CUDA=$(mktemp -d "${TMPDIR:-/tmp}/without-cuda.XXXXXX")
-  export FFYOLO_WITHOUT_CUDA
-  status=0
-  unshare --mount --propagation private bash "$0" "$@" || status=$?
-  # rmdir, never rm -r: were a bind mount still there, its files would be the system's.
-  rmdir "$FFYOLO_WITHOUT_CUDA"/keep.* "$FFYOLO_WITHOUT_CUDA" 2>/dev/null || true
-  exit "$status"
-fi
+source "$(dirname "$0")/lib/mask.sh"
+inside_private_mounts "$0" || { in_private_mounts "$0" "$@" && exit 0 || exit; }
 
 # Inside the namespace.
 root=""
@@ -32,15 +23,7 @@ is_toolkits() {  # NAME: whether the toolkit has a file of that name in its bin,
 }
 if [ -n "$root" ]; then
   for dir in /usr/local/bin /usr/local/lib /usr/local/include; do
-    [ -d "$dir" ] || continue
-    keep=$(mktemp -d "$FFYOLO_WITHOUT_CUDA/keep.XXXXXX")
-    mount --bind "$dir" "$keep"
-    mount -t tmpfs tmpfs "$dir"
-    for entry in "$keep"/* "$keep"/.[!.]*; do
-      [ -e "$entry" ] || [ -L "$entry" ] || continue
-      name=$(basename "$entry")
-      is_toolkits "$name" || ln -s "$keep/$name" "$dir/$name"
-    done
+    [ -d "$dir" ] && mask "$dir" is_toolkits >/dev/null
   done
   mount -t tmpfs tmpfs "$root"
 fi

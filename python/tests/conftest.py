@@ -1,9 +1,16 @@
-"""Fixtures: small synthetic shards written in pure Python, and coco128 packed by yolo-pack."""
+"""Fixtures: small synthetic shards written in pure Python, and coco128 packed by yolo-pack.
 
+FFYOLO_TOOLS names the folder of the C++ tools the tests compare with (default build/tools);
+FFYOLO_TEST_TORCH_FIRST=1 imports torch before anything of ffyolo, as the GPU machine's users do
+(scripts/wheel-test.sh sets both)."""
+
+import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
+
+if os.environ.get("FFYOLO_TEST_TORCH_FIRST") == "1":
+    import torch  # noqa: F401  its libraries loaded before the extension's
 
 import pytest
 
@@ -11,6 +18,15 @@ from ffr_format import write_shard
 
 REPO = Path(__file__).resolve().parents[2]
 COCO128 = REPO.parent / "shared" / "data" / "coco128"
+TOOLS = Path(os.environ.get("FFYOLO_TOOLS", REPO / "build" / "tools"))
+
+
+def tool(name: str) -> Path:
+    """A C++ tool of this checkout's build (FFYOLO_TOOLS), or a skip saying how to get it."""
+    path = TOOLS / name
+    if not path.is_file():
+        pytest.skip(f"no {path}: build it (scripts/build.sh)")
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -24,21 +40,12 @@ def shard_dir(tmp_path_factory) -> Path:
     return root
 
 
-def _yolo_pack() -> Path | None:
-    for candidate in (REPO / "build" / "tools" / "yolo-pack", shutil.which("yolo-pack")):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    return None
-
-
 @pytest.fixture(scope="session")
 def coco128(tmp_path_factory) -> Path:
     """coco128 packed by yolo-pack (skips when either is missing)."""
     if not COCO128.is_dir():
         pytest.skip(f"no coco128 at {COCO128}")
-    yolo_pack = _yolo_pack()
-    if yolo_pack is None:
-        pytest.skip("no yolo-pack: build it (scripts/build.sh) or put it on PATH")
+    yolo_pack = tool("yolo-pack")
     out = tmp_path_factory.mktemp("packed") / "coco128.ffr"
     subprocess.run([str(yolo_pack), str(COCO128), "-o", str(out), "--layout", "yolo",
                     "--data", str(COCO128 / "names.yaml"), "--shards", "2", "--workers", "1"],

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ffyolo
-from conftest import REPO
+from conftest import tool
 
 IMG, BATCH, SEED = 128, 8, 3
 DIGEST = re.compile(r"batch (\d+): (\d+) images (\d+)x(\d+), (\d+) targets, images crc32 ([0-9a-f]{8}), "
@@ -22,10 +22,7 @@ DIGEST = re.compile(r"batch (\d+): (\d+) images (\d+)x(\d+), (\d+) targets, imag
 
 def yolo_ffr_digests(data, *args) -> list[tuple]:
     """What the C++ loader gives: `yolo-ffr batches` per batch (index, size, w, h, targets, crcs)."""
-    tool = REPO / "build" / "tools" / "yolo-ffr"
-    if not tool.is_file():
-        pytest.skip("no build/tools/yolo-ffr: build it (scripts/build.sh)")
-    out = subprocess.run([str(tool), "batches", str(data), "--img", str(IMG), "--batch", str(BATCH),
+    out = subprocess.run([str(tool("yolo-ffr")), "batches", str(data), "--img", str(IMG), "--batch", str(BATCH),
                           "--seed", str(SEED), *args], check=True, capture_output=True, text=True).stdout
     return [tuple(int(v) if k < 5 else int(v, 16) for k, v in enumerate(m.groups()))
             for m in map(DIGEST.fullmatch, out.splitlines())]

@@ -20,9 +20,13 @@ HERE = Path(__file__).resolve().parent / "reference"
 
 @pytest.fixture(scope="module")
 def ffyolo_path(tmp_path_factory) -> str:
-    """A folder holding only the installed package ffyolo, for another environment's path."""
+    """A folder holding only the installed package ffyolo (and, from a wheel, the libraries it carries
+    beside it, which the extension finds at $ORIGIN/../ffyolo.libs), for another environment's path."""
     folder = tmp_path_factory.mktemp("ffyolo-path")
-    (folder / "ffyolo").symlink_to(Path(ffyolo.__file__).parent)
+    package = Path(ffyolo.__file__).parent
+    for part in (package, package.parent / "ffyolo.libs"):
+        if part.exists():
+            (folder / part.name).symlink_to(part)
     return str(folder)
 
 
