@@ -73,9 +73,11 @@ int RunTrain(const ffyolo::TrainBenchOptions& o, const std::string& profile_path
   if (!o.data.empty())
     std::printf(" workers=%d data_wait_share=%.3f loader_samples_per_cpu_s=%.1f", o.workers, r.data_wait_share(),
                 r.loader_samples_per_cpu_second());
+  const ffyolo::StepVariants& v = r.variants;
   std::printf(" channels_last=%d sync_free_loss=%d cuda_graph=%d fused_bn_silu=%d gpu_mem_gb=%.2f loss=%.4g",
-              r.channels_last ? 1 : 0, o.sync_free_loss ? 1 : 0, o.cuda_graph ? 1 : 0, o.fused_bn_silu ? 1 : 0,
+              v.channels_last ? 1 : 0, v.sync_free_loss ? 1 : 0, v.cuda_graph ? 1 : 0, v.fused_bn_silu ? 1 : 0,
               r.peak_memory_gb, r.last_loss);
+  if (o.no_step) std::printf(" no_step=1");
   for (const auto& [part, seconds] : r.part_seconds)
     std::printf(" ms_%s=%.2f", part.c_str(), 1e3 * seconds / o.steps);
   std::printf("\n");
@@ -169,16 +171,20 @@ int Main(int argc, char** argv) {
   train->add_option("--cache", t.cache, "Read the pixel cache (ram or disk; built first, not timed) instead of decoding")
       ->check(CLI::IsMember({"ram", "disk"}));
   train->add_flag("--no-amp", no_amp, "FP32 on CUDA too");
-  train->add_option("--channels-last", t.channels_last,
-                    "Weights and batches in channels-last (NHWC) memory: auto (the default: on CUDA), on (the flag alone), "
-                    "off, as yolo-train's")
-      ->expected(0, 1)
-      ->default_str("on")
-      ->check(CLI::IsMember(ffyolo::kChannelsLastSettings));
-  train->add_flag("--sync-free-loss", t.sync_free_loss, "The loss without host syncs (yolo-train --sync-free-loss)");
-  train->add_flag("--cuda-graph", t.cuda_graph,
-                  "Capture the step as a CUDA graph and replay it (with --sync-free-loss; see docs/gpu.md)");
-  train->add_flag("--fused-bn-silu", t.fused_bn_silu, "BatchNorm and SiLU as one fused function (yolo-train --fused-bn-silu)");
+  const std::pair<const char*, std::string ffyolo::StepVariantSettings::*> variants[] = {
+      {"--channels-last", &ffyolo::StepVariantSettings::channels_last},
+      {"--sync-free-loss", &ffyolo::StepVariantSettings::sync_free_loss},
+      {"--cuda-graph", &ffyolo::StepVariantSettings::cuda_graph},
+      {"--fused-bn-silu", &ffyolo::StepVariantSettings::fused_bn_silu}};
+  for (const auto& [flag, setting] : variants)
+    train->add_option(flag, t.variants.*setting,
+                      std::string("yolo-train's ") + flag + ": auto (the default: on CUDA), on (the flag alone), off")
+        ->expected(0, 1)
+        ->default_str("on")
+        ->check(CLI::IsMember(ffyolo::kStepVariantSettings));
+  train->add_flag("--no-step", t.no_step,
+                  "With --data: the loader and the copies to the device alone, no training step (ffyolo.torch.Loader's "
+                  "work)");
   std::string profile;
   train->add_option("--profile", profile,
                     "After the timed steps, profile " + std::to_string(kProfiledSteps) +

@@ -51,9 +51,9 @@ struct Training : StepState {
   }
 };
 
-Status SetUpTraining(const TrainBenchOptions& o, const StepOptions& step, Training* t) {
+Status SetUpTraining(const StepVariants& variants, const StepOptions& step, Training* t) {
   FFR_RETURN_IF_ERROR(MakeStepState(step, t));
-  if (o.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(t->parts, &t->captured));
+  if (variants.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(t->parts, &t->captured));
   return Status::OK();
 }
 
@@ -168,7 +168,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   DeviceBatch batch;
   for (int i = 0; i < o.warmup_steps; ++i) {
     FFR_RETURN_IF_ERROR(next(&batch));
-    t->Step(batch.images, batch.targets);
+    if (!o.no_step) t->Step(batch.images, batch.targets);
   }
   Drain(device);
   const double cpu0 = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID), own0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
@@ -179,13 +179,13 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
     FFR_RETURN_IF_ERROR(next(&batch));
     r->data_wait_seconds += Seconds(Clock::now() - asked);
     taken += batch.images.size(0);
-    loss = t->Step(batch.images, batch.targets);
+    if (!o.no_step) loss = t->Step(batch.images, batch.targets);
   }
   Drain(device);
   r->seconds = Seconds(Clock::now() - start);
   r->loader_cpu_seconds = (CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0) - (CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - own0);
   r->images = taken;
-  r->last_loss = loss.total.item<double>();
+  r->last_loss = o.no_step ? 0 : loss.total.item<double>();
   if (!bad.empty()) return Status::Corruption("the benchmark read a corrupt sample: " + bad);
   return Status::OK();
 }
@@ -201,8 +201,7 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
                                      "--img a multiple of 32");
     if (!o.cache.empty() && o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --cache needs --data");
-    if (o.parts && o.cuda_graph)
-      return Status::InvalidArgument("yolo-bench train: --parts times an eager step, not --cuda-graph's replays");
+    if (o.no_step && o.data.empty()) return Status::InvalidArgument("yolo-bench train: --no-step needs --data");
     if ((o.parts || o.profile_steps > 0) && !o.data.empty())
       return Status::InvalidArgument("yolo-bench train: --parts and --profile measure the ceiling, without --data");
     c10::Device device(c10::kCPU);
@@ -219,19 +218,22 @@ Status BenchTraining(const TrainBenchOptions& o, TrainBenchResult* r) {
       nc = static_cast<int64_t>(dataset->num_classes());
     }
     torch::manual_seed(0);  // the same model each run
-    FFR_RETURN_IF_ERROR(ChannelsLastFor(o.channels_last, device.is_cuda(), &r->channels_last));
+    std::string eager;  // the note when the step cannot be captured here; the benchmark's line says cuda_graph=0
+    FFR_RETURN_IF_ERROR(ResolveStepVariants(o.variants, device.is_cuda(),
+                                            o.parts ? "--parts times an eager step, not a graph's replays" : "",
+                                            &r->variants, &eager));
     StepOptions step;
     step.model_yaml = ResolveConfig(o.cfg, "models");
     step.nc = nc;
     step.hyp = hyp;
     step.img_size = o.img_size;
     step.device = device;
-    step.format = MemoryFormatOf(r->channels_last);
+    step.format = MemoryFormatOf(r->variants.channels_last);
     step.amp = r->amp;
-    step.sync_free_loss = o.sync_free_loss;
-    step.fused_bn_silu = o.fused_bn_silu;
+    step.sync_free_loss = r->variants.sync_free_loss;
+    step.fused_bn_silu = r->variants.fused_bn_silu;
     Training t;
-    FFR_RETURN_IF_ERROR(SetUpTraining(o, step, &t));
+    FFR_RETURN_IF_ERROR(SetUpTraining(r->variants, step, &t));
     FFR_RETURN_IF_ERROR(dataset ? Pipeline(o, *dataset, hyp, device, &t, r) : Ceiling(o, device, &t, r));
     r->peak_memory_gb = BatchTransfer::MemoryReservedGb(device);
     return Status::OK();

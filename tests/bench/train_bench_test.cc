@@ -48,7 +48,7 @@ TEST(TrainBenchTest, ChannelsLastTrainsTheSameSteps) {
   TrainBenchResult nchw, nhwc;
   ffr::Status s = BenchTraining(o, &nchw);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  o.channels_last = "on";
+  o.variants.channels_last = "on";
   s = BenchTraining(o, &nhwc);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_GT(nchw.last_loss, 0);
@@ -221,8 +221,7 @@ TEST(TrainBenchTest, RefusesBadSizes) {
   o.profile_steps = 1;  // and so is the profile
   EXPECT_TRUE(BenchTraining(o, &r).IsInvalidArgument());
   o = Tiny();
-  o.cuda_graph = true;  // a capture needs CUDA
-  o.sync_free_loss = true;
+  o.variants.cuda_graph = "on";  // a capture needs CUDA
   const ffr::Status s = BenchTraining(o, &r);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("--cuda-graph"), std::string::npos) << s.message();

@@ -13,6 +13,7 @@
 
 #include "ffr/status.h"
 #include "ffyolo/kernel_profile.h"
+#include "ffyolo/train.h"
 
 namespace ffyolo {
 
@@ -34,12 +35,12 @@ struct TrainBenchOptions {
   // not timed) instead of decoding, as yolo-train --cache. "": it decodes.
   std::string cache;
   std::string cache_dir;        // "" = the cache's default folder in the dataset
-  // Weights and input batches in channels-last (NHWC) memory, as yolo-train
-  // --channels-last: "auto" (on CUDA), "on", "off".
-  std::string channels_last = "auto";
-  bool sync_free_loss = false;  // ComputeLoss's sync_free (loss.h)
-  bool cuda_graph = false;      // the step captured and replayed (captured_step.h); needs sync_free_loss
-  bool fused_bn_silu = false;   // BatchNorm and SiLU fused (bn_silu.h)
+  // The step's variants as yolo-train's flags set them (train.h): channels-last memory, the sync-free
+  // loss, the CUDA graph, BatchNorm and SiLU fused; each "auto" (on CUDA), "on" or "off".
+  StepVariantSettings variants;
+  // With `data`: the loader and the copies to the device alone, no training step (what the Python
+  // package's ffyolo.torch.Loader does, for comparing the two).
+  bool no_step = false;
   // The ceiling only: time each part of the step too, the device drained after
   // each (so the steps take longer than without: read the shares, not the sum).
   bool parts = false;
@@ -51,7 +52,7 @@ struct TrainBenchOptions {
 struct TrainBenchResult {
   std::string device;             // "cuda:0", "cpu"
   bool amp = false;
-  bool channels_last = false;     // the memory format the step ran in
+  StepVariants variants;          // the variants the step ran with
   int64_t images = 0;             // trained in the timed steps
   double seconds = 0;             // wall time of the timed steps, the device drained at both ends
   double data_wait_seconds = 0;   // of which the training thread waited for the loader

@@ -78,8 +78,10 @@ struct Trainer {
 DdpStepsOptions DdpStepsMode(const std::string& mode) {
   DdpStepsOptions o;
   o.sync_bn = mode.rfind("syncbn", 0) == 0;
+  o.after_backward = mode.rfind("after-backward", 0) == 0;
   o.micro_steps = mode.find("accumulate") != std::string::npos ? 2 : 1;
-  if (mode != "plain" && mode != "accumulate" && mode != "syncbn" && mode != "syncbn-accumulate")
+  if (mode != "plain" && mode != "accumulate" && mode != "syncbn" && mode != "syncbn-accumulate" &&
+      mode != "after-backward" && mode != "after-backward-accumulate")
     throw std::invalid_argument("unknown mode " + mode);
   return o;
 }
@@ -102,9 +104,11 @@ std::vector<torch::Tensor> RunDdpRank(const DdpStepsOptions& o, Communicator* co
       torch::Tensor x, targets, xs, ts;
       GlobalBatch(step, int64_t{o.per_rank_batch} * world, &x, &targets);
       Share(x, targets, int64_t{rank} * o.per_rank_batch, o.per_rank_batch, &xs, &ts);
-      sync.Prepare(m + 1 == o.micro_steps);
+      const bool last = m + 1 == o.micro_steps;
+      sync.Prepare(last && !o.after_backward);
       (t.Loss(xs, ts) * world).backward();
       sync.Finish();
+      if (last && o.after_backward) sync.AllReduceGradients();
     }
     t.sgd->step();
     t.sgd->zero_grad();

@@ -19,9 +19,12 @@ struct DdpStepsOptions {
   int updates = 2;           // optimizer steps
   int per_rank_batch = 2;
   int world_size = 2;        // ranks the global batch is split over
+  // The gradients all-reduced after the last backward pass instead of during it: the captured step's
+  // structure (captured_step.h), whose graph ends at a backward that does not communicate.
+  bool after_backward = false;
 };
 
-// "plain", "accumulate", "syncbn", "syncbn-accumulate".
+// "plain", "accumulate", "syncbn", "syncbn-accumulate", "after-backward", "after-backward-accumulate".
 DdpStepsOptions DdpStepsMode(const std::string& mode);
 
 // As rank comm->rank(): seeds with 1 + rank (rank 0's weights are broadcast),

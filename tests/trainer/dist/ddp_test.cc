@@ -1,7 +1,8 @@
 // Data parallelism over two Gloo ranks reproduces one process: the weights
 // after optimizer steps equal those of the single-process reference with and
-// without gradient accumulation and with synchronized BatchNorm, and both
-// ranks hold identical weights.
+// without gradient accumulation, with synchronized BatchNorm, and with the
+// gradients all-reduced after the backward pass (the captured step's way), and
+// both ranks hold identical weights.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -61,7 +62,9 @@ TEST_P(DdpTest, TwoRanksMatchOneProcess) {
   EXPECT_GT(MaxDifference(half, reference, params), 100 * error + 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, DdpTest, ::testing::Values("plain", "accumulate", "syncbn", "syncbn-accumulate"),
+INSTANTIATE_TEST_SUITE_P(Modes, DdpTest,
+                         ::testing::Values("plain", "accumulate", "syncbn", "syncbn-accumulate", "after-backward",
+                                           "after-backward-accumulate"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name)

@@ -136,9 +136,13 @@ TEST_P(StepVariantTest, AnEpochHasTheSameLosses) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, StepVariantTest,
                          ::testing::Values(StepVariant{"sync_free_loss",
-                                                       [](TrainOptions* o, bool on) { o->sync_free_loss = on; }},
+                                                       [](TrainOptions* o, bool on) {
+                                                         o->sync_free_loss = on ? "on" : "off";
+                                                       }},
                                            StepVariant{"fused_bn_silu",
-                                                       [](TrainOptions* o, bool on) { o->fused_bn_silu = on; }},
+                                                       [](TrainOptions* o, bool on) {
+                                                         o->fused_bn_silu = on ? "on" : "off";
+                                                       }},
                                            StepVariant{"channels_last",
                                                        [](TrainOptions* o, bool on) {
                                                          o->channels_last = on ? "on" : "off";
@@ -174,16 +178,18 @@ TEST(ExifWarningTest, ASplitPackedWithoutOrientationsSaysSo) {
   EXPECT_EQ(said, 2) << "once for the training split, once for the validation split";
 }
 
-// --cuda-graph needs a model on a CUDA device: a CPU run is refused at set-up, saying so.
-TEST(CudaGraphFlagTest, ACpuRunIsRefusedAtSetUp) {
+// --cuda-graph on needs a CUDA device: a CPU run is refused before anything is made, saying so (no run
+// folder left behind); left to auto, the CPU trains eagerly without a word.
+TEST(CudaGraphFlagTest, ACpuRunIsRefusedBeforeItMakesAnything) {
   testing::ScratchDir dir("cuda_graph_cpu");
   TrainOptions o = TinyTrainOptions(dir / "runs", 1);
-  o.cuda_graph = true;
+  o.cuda_graph = "on";
   LossRecorder recorder;
   std::unique_ptr<Trainer> t;
   const ffr::Status s = Trainer::Create(o, &recorder, &t);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("--cuda-graph"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("--cuda-graph: a CUDA graph needs a CUDA device"), std::string::npos) << s.message();
+  EXPECT_FALSE(std::filesystem::exists(dir / "runs")) << "the refusal left a run folder";
 }
 
 // The size depends on the seed and the iteration only: every rank draws the same, and other seeds other sizes.

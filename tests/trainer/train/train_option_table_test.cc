@@ -130,21 +130,80 @@ TEST(TrainOptionTableTest, ResumeRefusesTheSplitsKeepsDataAndTheLaunchDropsTheRe
   EXPECT_NE(s.message().find("--val-split val2017 with --resume"), std::string::npos) << s.message();
 }
 
-// --channels-last auto is on CUDA only; on and off are what they say; anything else is refused by name.
-TEST(ChannelsLastTest, AutoIsOnForCudaOnly) {
+// Each variant of the step is on by default with CUDA and off on the CPU; on and off are what they say;
+// anything else is refused by name.
+TEST(StepVariantTest, AutoIsOnForCudaOnly) {
   bool on = true;
-  ASSERT_TRUE(ChannelsLastFor("auto", false, &on).ok());
+  ASSERT_TRUE(StepVariantOn("--cuda-graph", "auto", false, &on).ok());
   EXPECT_FALSE(on);
-  ASSERT_TRUE(ChannelsLastFor("auto", true, &on).ok());
+  ASSERT_TRUE(StepVariantOn("--cuda-graph", "auto", true, &on).ok());
   EXPECT_TRUE(on);
-  ASSERT_TRUE(ChannelsLastFor("on", false, &on).ok());
+  ASSERT_TRUE(StepVariantOn("--cuda-graph", "on", false, &on).ok());
   EXPECT_TRUE(on);
-  ASSERT_TRUE(ChannelsLastFor("off", true, &on).ok());
+  ASSERT_TRUE(StepVariantOn("--cuda-graph", "off", true, &on).ok());
   EXPECT_FALSE(on);
-  const ffr::Status s = ChannelsLastFor("nhwc", true, &on);
+  const ffr::Status s = StepVariantOn("--channels-last", "nhwc", true, &on);
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(s.message().find("--channels-last nhwc: expected auto, on or off"), std::string::npos) << s.message();
-  EXPECT_EQ(TrainOptions().channels_last, "auto");
+  const TrainOptions defaults;
+  for (const std::string& setting :
+       {defaults.channels_last, defaults.sync_free_loss, defaults.cuda_graph, defaults.fused_bn_silu})
+    EXPECT_EQ(setting, "auto");
+}
+
+StepVariants Resolved(const StepVariantSettings& settings, bool cuda, const std::string& refusal, std::string* note,
+                      ffr::Status* status) {
+  StepVariants v;
+  *status = ResolveStepVariants(settings, cuda, refusal, &v, note);
+  return v;
+}
+
+// By default CUDA trains with every variant and the CPU with none, saying nothing; a run that cannot capture
+// its step trains eagerly when the graph was left to auto, saying why, and is refused when it was asked for.
+TEST(StepVariantTest, TheGraphTakesTheSyncFreeLossAndGivesWayWhenLeftToAuto) {
+  std::string note;
+  ffr::Status s;
+  StepVariants v = Resolved({}, true, "", &note, &s);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(v.channels_last && v.sync_free_loss && v.cuda_graph && v.fused_bn_silu);
+  EXPECT_EQ(note, "");
+  v = Resolved({}, false, "", &note, &s);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(v.channels_last || v.sync_free_loss || v.cuda_graph || v.fused_bn_silu);
+  EXPECT_EQ(note, "");
+
+  StepVariantSettings settings;
+  settings.sync_free_loss = "off";
+  settings.cuda_graph = "on";
+  v = Resolved(settings, true, "", &note, &s);  // the graph needs the sync-free loss
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--cuda-graph: a CUDA graph needs the sync-free loss"), std::string::npos) << s.message();
+  settings.cuda_graph = "auto";
+  v = Resolved(settings, true, "", &note, &s);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(v.cuda_graph || v.sync_free_loss);
+  EXPECT_NE(note.find("not as a CUDA graph: a CUDA graph needs the sync-free loss"), std::string::npos) << note;
+
+  settings = {};
+  settings.sync_free_loss = "auto";
+  settings.cuda_graph = "on";
+  settings.channels_last = "off";
+  v = Resolved(settings, true, "", &note, &s);  // asked for, it brings the sync-free loss along
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(v.cuda_graph && v.sync_free_loss);
+  EXPECT_FALSE(v.channels_last);
+  v = Resolved(settings, true, "not with --quad", &note, &s);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--cuda-graph: not with --quad"), std::string::npos) << s.message();
+  v = Resolved(settings, false, "", &note, &s);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("--cuda-graph: a CUDA graph needs a CUDA device"), std::string::npos) << s.message();
+  settings.cuda_graph = "auto";
+  v = Resolved(settings, true, "not with --quad", &note, &s);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(v.cuda_graph);
+  EXPECT_TRUE(v.sync_free_loss && v.fused_bn_silu);  // the others stay as they were
+  EXPECT_EQ(note, "the step runs eagerly, not as a CUDA graph: not with --quad");
 }
 
 #ifdef YOLO_TRAIN

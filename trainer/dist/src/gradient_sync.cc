@@ -136,4 +136,10 @@ void GradientSync::Finish() {
   m.sync = false;
 }
 
+// Finish sends what .grad holds for every parameter no hook marked: after Prepare(true), all of them.
+void GradientSync::AllReduceGradients() {
+  Prepare(true);
+  Finish();
+}
+
 }  // namespace ffyolo

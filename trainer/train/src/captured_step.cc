@@ -16,6 +16,7 @@
 #include "ffyolo/device.h"
 #include "ffyolo/ema.h"
 #include "ffyolo/grad_scaler.h"
+#include "ffyolo/gradient_sync.h"
 #include "ffyolo/model.h"
 
 namespace ffyolo {
@@ -33,6 +34,7 @@ void Wait(const c10::cuda::CUDAStream& waiter, const c10::cuda::CUDAStream& done
 
 struct CapturedStep::Impl {
   TrainStepParts parts;
+  GradientSync* gradient_sync = nullptr;  // several ranks: parts' own, used after each replay
   std::vector<at::Tensor> params;
   int captures = 0;
 #ifdef FFYOLO_WITH_CUDA
@@ -41,12 +43,20 @@ struct CapturedStep::Impl {
   LossOutput loss;                      // its outputs
   std::vector<at::Tensor> grads;        // the gradients it writes
 
-  // The capture's part of TrainStep, on the current stream.
+  // The capture's part of TrainStep, on the current stream: with several ranks, the backward without
+  // its all-reduce (parts.gradient_sync is null here), which AllReduceUnscaleClip does after the replay.
   LossOutput ForwardBackwardClip() {
     LossOutput l = ForwardBackward(parts, images, targets, /*update=*/true);
+    if (gradient_sync) return l;
     parts.scaler->UnscaleOnDevice(*parts.optimizer);
     ClipGradNorm(params, 10.0);
     return l;
+  }
+
+  void AllReduceUnscaleClip() {
+    gradient_sync->AllReduceGradients();
+    parts.scaler->Unscale(*parts.optimizer);
+    ClipGradNorm(params, 10.0);
   }
 
   void Capture(const at::Tensor& batch_images, int64_t capacity) {
@@ -103,14 +113,16 @@ ffr::Status CapturedStep::Create(const TrainStepParts& parts, std::unique_ptr<Ca
   const std::vector<at::Tensor> params = parts.model->parameters();
   if (params.empty() || !params.front().is_cuda())
     return ffr::Status::InvalidArgument("--cuda-graph: the model is not on a CUDA device");
-  if (parts.gradient_sync || parts.world > 1)
-    return ffr::Status::InvalidArgument("--cuda-graph: one process only (several ranks all-reduce in the backward)");
+  if (parts.world > 1 && !parts.gradient_sync)
+    return ffr::Status::InvalidArgument("CapturedStep: " + std::to_string(parts.world) + " ranks and no GradientSync");
   if (!parts.loss->sync_free())
     return ffr::Status::InvalidArgument("--cuda-graph needs --sync-free-loss: a capture cannot wait for the device");
   if (parts.quad) return ffr::Status::InvalidArgument("--cuda-graph: not with --quad");
   auto impl = std::make_unique<Impl>();
   impl->parts = parts;
   impl->parts.after_part = nullptr;
+  impl->gradient_sync = parts.gradient_sync;
+  impl->parts.gradient_sync = nullptr;
   impl->params = params;
   out->reset(new CapturedStep(std::move(impl)));
   return ffr::Status::OK();
@@ -147,7 +159,10 @@ LossOutput CapturedStep::Step(const at::Tensor& images, const at::Tensor& target
   s.graph->replay();
   for (size_t i = 0; i < s.params.size(); ++i) s.params[i].mutable_grad() = s.grads[i];
   TrainStepParts& p = s.parts;
-  p.scaler->MarkUnscaled();
+  if (s.gradient_sync)
+    s.AllReduceUnscaleClip();
+  else
+    p.scaler->MarkUnscaled();
   p.scaler->Step(*p.optimizer);
   p.scaler->Update();
   p.optimizer->zero_grad();

@@ -108,10 +108,35 @@ Status ResumedOptions(const TrainOptions& given, const TrainOptions& saved, Trai
   return refused;
 }
 
-Status ChannelsLastFor(const std::string& setting, bool cuda, bool* channels_last) {
-  if (std::find(kChannelsLastSettings.begin(), kChannelsLastSettings.end(), setting) == kChannelsLastSettings.end())
-    return Status::InvalidArgument("--channels-last " + setting + ": expected auto, on or off");
-  *channels_last = setting == "on" || (setting == "auto" && cuda);
+Status StepVariantOn(const char* flag, const std::string& setting, bool cuda, bool* on) {
+  if (std::find(kStepVariantSettings.begin(), kStepVariantSettings.end(), setting) == kStepVariantSettings.end())
+    return Status::InvalidArgument(std::string(flag) + " " + setting + ": expected auto, on or off");
+  *on = setting == "on" || (setting == "auto" && cuda);
+  return Status::OK();
+}
+
+Status ResolveStepVariants(const StepVariantSettings& s, bool cuda, const std::string& graph_refusal,
+                           StepVariants* v, std::string* note) {
+  note->clear();
+  FFR_RETURN_IF_ERROR(StepVariantOn("--channels-last", s.channels_last, cuda, &v->channels_last));
+  FFR_RETURN_IF_ERROR(StepVariantOn("--sync-free-loss", s.sync_free_loss, cuda, &v->sync_free_loss));
+  FFR_RETURN_IF_ERROR(StepVariantOn("--cuda-graph", s.cuda_graph, cuda, &v->cuda_graph));
+  FFR_RETURN_IF_ERROR(StepVariantOn("--fused-bn-silu", s.fused_bn_silu, cuda, &v->fused_bn_silu));
+  if (!v->cuda_graph) return Status::OK();
+  std::string refusal;
+  if (!cuda)
+    refusal = "a CUDA graph needs a CUDA device";
+  else if (!graph_refusal.empty())
+    refusal = graph_refusal;
+  else if (s.sync_free_loss == "off")
+    refusal = "a CUDA graph needs the sync-free loss (--sync-free-loss off given)";
+  if (refusal.empty()) {
+    v->sync_free_loss = true;
+    return Status::OK();
+  }
+  if (s.cuda_graph == "on") return Status::InvalidArgument("--cuda-graph: " + refusal);
+  v->cuda_graph = false;
+  *note = "the step runs eagerly, not as a CUDA graph: " + refusal;
   return Status::OK();
 }
 

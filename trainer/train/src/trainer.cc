@@ -124,7 +124,7 @@ struct Trainer::State {
   int cpus = 1;
   torch::Device device{torch::kCPU};
   bool cuda = false;
-  bool channels_last = false;  // opt.channels_last on this device
+  StepVariants variants;  // what the step's settings give on this device (ResolveStepVariants)
   bool amp = false;  // check_amp passed on CUDA
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<Dataset> dataset;
@@ -146,7 +146,7 @@ struct Trainer::State {
     return TrainStepParts{model.get(), compute_loss.get(), scaler.get(), optimizer.get(), ema.get(),
                           gradient_sync.get(), amp, world, opt.quad, {}};
   }
-  bool told_eager_batch = false;                // that --cuda-graph trained a batch eagerly
+  bool told_eager_batch = false;                // that the captured step trained a batch eagerly
   // --image-weights: each training image's label classes, model.class_weights, and the per-class mAP50-95 of
   // the last validation (rank 0's, broadcast), from which each epoch's image weights follow.
   std::vector<std::vector<int>> label_classes;
@@ -259,7 +259,30 @@ Status Trainer::State::SetUpDevice() {
   cuda = device.is_cuda();
   // cudnn.benchmark as train.py: cuDNN picks its fastest kernels once per input size (a few with --multi-scale).
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
-  FFR_RETURN_IF_ERROR(ChannelsLastFor(opt.channels_last, cuda, &channels_last));
+  // The captured step all-reduces after its replay (captured_step.h); SyncBN's collectives sit inside the
+  // forward pass, where a capture cannot wait for other ranks.
+  // A graph replays batches of one shape only, and steps whose gradients do not accumulate.
+  std::string graph_refusal;
+  if (opt.quad)
+    graph_refusal = "not with --quad (its collate makes other shapes)";
+  else if (opt.sync_bn && world > 1)
+    graph_refusal = "not with --sync-bn (its all-reduces run inside the forward pass)";
+  else if (opt.multi_scale)
+    graph_refusal = "not with --multi-scale (each batch has a size of its own)";
+  else if (opt.rect)
+    graph_refusal = "not with --rect (each batch has a shape of its own)";
+  else if (opt.cuda_graph == "auto") {  // asked for, it replays the warm-up's steps that do not accumulate
+    ScheduleOptions so;
+    so.batch_size = opt.batch_size;
+    if (Schedule(so).base_accumulate() > 1)
+      graph_refusal = "--batch " + std::to_string(opt.batch_size) + " accumulates the gradients of " +
+                      std::to_string(Schedule(so).base_accumulate()) + " batches, which a graph cannot take";
+  }
+  std::string note;
+  FFR_RETURN_IF_ERROR(ResolveStepVariants(
+      {opt.channels_last, opt.sync_free_loss, opt.cuda_graph, opt.fused_bn_silu}, cuda, graph_refusal, &variants,
+      &note));
+  if (!note.empty()) Info(note);
   // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
   cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
   at::set_num_threads(opt.threads > 0 ? opt.threads : cpus);
@@ -384,9 +407,9 @@ Status Trainer::State::BuildModels() {
   for (const std::string& name : frozen) Info("freezing " + name);
   model->to(device);
   ema_model->to(device);
-  model->SetMemoryFormat(MemoryFormatOf(channels_last));
-  ema_model->SetMemoryFormat(MemoryFormatOf(channels_last));
-  model->SetFusedBnSilu(opt.fused_bn_silu);
+  model->SetMemoryFormat(MemoryFormatOf(variants.channels_last));
+  ema_model->SetMemoryFormat(MemoryFormatOf(variants.channels_last));
+  model->SetFusedBnSilu(variants.fused_bn_silu);
   if (comm) {
     std::vector<torch::Tensor> state = model->parameters();
     for (const torch::Tensor& b : model->buffers()) state.push_back(b);
@@ -478,7 +501,7 @@ Status Trainer::State::SetUpData() {
     class_weights = ModelClassWeights(label_classes, static_cast<int>(nc));
     maps = resumed.maps.size() == static_cast<size_t>(nc) ? resumed.maps : std::vector<double>(nc, 0.0);
   }
-  transfer = std::make_unique<BatchTransfer>(loader.get(), device, MemoryFormatOf(channels_last));
+  transfer = std::make_unique<BatchTransfer>(loader.get(), device, MemoryFormatOf(variants.channels_last));
   if (const std::string both = SplitsInBoth(train_split, val_split); !both.empty() && main_rank)
     Warn(opt.data + ": validating on " + (both == val_split ? "the training split '" : "training split(s) '") + both +
          "': the scores are of images the model trains on (as Ultralytics' coco128 does)");
@@ -516,9 +539,9 @@ Status Trainer::State::SetUpOptimizer() {
                                     &optimizer, &description));
   Info(description);
   compute_loss = std::make_unique<ComputeLoss>(ScaleLossGains(hyp, nc, 3, opt.img_size), opt.label_smoothing, nc,
-                                               model->detect().anchors, opt.sync_free_loss || opt.cuda_graph);
+                                               model->detect().anchors, variants.sync_free_loss);
   scaler = std::make_unique<GradScaler>(amp);
-  if (opt.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(StepParts(), &captured_step));
+  if (variants.cuda_graph) FFR_RETURN_IF_ERROR(CapturedStep::Create(StepParts(), &captured_step));
   return Status::OK();
 }
 
@@ -647,7 +670,7 @@ Status Trainer::State::RunEpoch() {
                         (captured_step->captures() > 0 || images.size(0) == opt.batch_size / world);
     if (captured_step && !replay && !told_eager_batch && main_rank) {
       told_eager_batch = true;
-      Info("--cuda-graph: batch " + std::to_string(i) + " of epoch " + std::to_string(epoch) +
+      Info("CUDA graph: batch " + std::to_string(i) + " of epoch " + std::to_string(epoch) +
            " trains eagerly (its shape is not the captured one's, or gradients accumulate); so may others");
     }
     const LossOutput loss = replay ? captured_step->Step(images, batch.targets)

@@ -38,6 +38,9 @@ class GradientSync {
   void Prepare(bool sync);
   // After backward: waits for every bucket and leaves the mean over ranks in each .grad.
   void Finish();
+  // Averages what each .grad holds now over the ranks, in the same buckets: after a backward pass that
+  // did not communicate (a captured one, captured_step.h).
+  void AllReduceGradients();
 
   size_t num_buckets() const;
 

@@ -8,6 +8,14 @@
 // optimizer step, the scale update and the EMA run eagerly after each replay,
 // since they take the step's lr, momentum and EMA decay, which YOLOv5 changes
 // every step. What it computes is TrainStep(parts, images, targets, true).
+//
+// With several ranks the graph ends at the backward, which does not
+// communicate: after the replay the gradients are averaged over the ranks
+// (GradientSync::AllReduceGradients, the same buckets as an eager step's), then
+// unscaled and clipped, eagerly. A collective inside the graph would tie the
+// replay to NCCL (Gloo cannot be captured) and overlap with nothing more than
+// the bucketed all-reduce after it does: the backward it would hide behind is
+// one replay, whose kernels the host no longer launches anyway.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -23,8 +31,9 @@ namespace ffyolo {
 class CapturedStep {
  public:
   // Refuses, saying why (InvalidArgument), what a capture cannot hold: a LibTorch
-  // or a model without CUDA, several ranks (their all-reduce runs in the
-  // backward), a loss that waits for the device (not sync-free), --quad.
+  // or a model without CUDA, a loss that waits for the device (not sync-free),
+  // --quad. SyncBN, whose all-reduces run in the forward pass, is the caller's
+  // to refuse (the model does not say).
   static ffr::Status Create(const TrainStepParts& parts, std::unique_ptr<CapturedStep>* out);
   ~CapturedStep();
 

@@ -24,11 +24,26 @@ namespace ffyolo {
 // The model of a run given neither --cfg nor --weights.
 inline constexpr char kDefaultModelCfg[] = "yolov5s.yaml";
 
-// --channels-last's settings, and whether `setting` trains in channels-last (NHWC) memory: "on", "off",
-// or "auto": on CUDA (the training step 1.85x as fast on an H200, docs/gpu.md), off on the CPU.
-// InvalidArgument naming the flag for another setting.
-inline const std::vector<std::string> kChannelsLastSettings = {"auto", "on", "off"};
-ffr::Status ChannelsLastFor(const std::string& setting, bool cuda, bool* channels_last);
+// The settings of the training step's variants (--channels-last, --sync-free-loss, --cuda-graph,
+// --fused-bn-silu): "on", "off", or "auto": on with CUDA, where each makes the step faster (docs/gpu.md,
+// "The default step"), off on the CPU, where none does.
+inline const std::vector<std::string> kStepVariantSettings = {"auto", "on", "off"};
+// Whether `setting` of `flag` is on for a run on CUDA or not; InvalidArgument naming the flag for another setting.
+ffr::Status StepVariantOn(const char* flag, const std::string& setting, bool cuda, bool* on);
+
+// The four settings as given, and what a run makes of them.
+struct StepVariantSettings {
+  std::string channels_last = "auto", sync_free_loss = "auto", cuda_graph = "auto", fused_bn_silu = "auto";
+};
+struct StepVariants {
+  bool channels_last = false, sync_free_loss = false, cuda_graph = false, fused_bn_silu = false;
+};
+// The variants a run on CUDA (or not) trains with. `graph_refusal` says why this run cannot capture its
+// step (--quad, SyncBN over several ranks), "" when it can: a --cuda-graph given "on" is then refused with
+// it, before anything is made, and "auto" trains eagerly, `note` saying why. The graph needs the sync-free
+// loss, so it turns it on; "off" given for the loss turns the graph off the same way.
+ffr::Status ResolveStepVariants(const StepVariantSettings& settings, bool cuda, const std::string& graph_refusal,
+                                StepVariants* variants, std::string* note);
 
 // A setting a user chooses is also a row of the options table (train_option_table.h): its flag,
 // its opt.yaml key and what --resume does with it.
@@ -73,17 +88,17 @@ struct TrainOptions {
   bool single_cls = false;
   bool quad = false;
   int threads = 0;                        // torch intra-op threads (0: this rank's share of the usable CPUs)
-  // The loss without host syncs (ComputeLoss's sync_free, loss.h): the same loss, so a step can run
-  // ahead of the GPU; off until docs/gpu.md measures it.
-  bool sync_free_loss = false;
-  // Weights and batches in channels-last (NHWC) memory: "auto" (on CUDA), "on", "off" (ChannelsLastFor).
+  // The step's variants, each "auto" (on with CUDA), "on" or "off" (StepVariantOn):
+  // the loss without host syncs (ComputeLoss's sync_free, loss.h): the same loss, so a step can run ahead of the GPU;
+  std::string sync_free_loss = "auto";
+  // weights and batches in channels-last (NHWC) memory;
   std::string channels_last = "auto";
-  // The step captured as a CUDA graph and replayed (captured_step.h), with the sync-free loss; batches of
-  // another shape than the first train eagerly. One CUDA process; off until docs/gpu.md measures it.
-  bool cuda_graph = false;
-  // Every Conv's BatchNorm and SiLU as one fused function in training (bn_silu.h): the same step with
-  // two passes over each activation fewer. Off until docs/gpu.md measures it.
-  bool fused_bn_silu = false;
+  // the step captured as a CUDA graph and replayed (captured_step.h), with the sync-free loss; batches the
+  // graph cannot take (another shape, accumulated gradients) train eagerly;
+  std::string cuda_graph = "auto";
+  // every Conv's BatchNorm and SiLU as one fused function in training (bn_silu.h): the same step with two
+  // passes over each activation fewer.
+  std::string fused_bn_silu = "auto";
   // Data parallelism: this process is rank dist.rank of a job (Gloo on CPU, NCCL on CUDA). Rank 0
   // validates, logs and writes the run directory; every rank reads its own shard of each epoch.
   bool distributed = false;

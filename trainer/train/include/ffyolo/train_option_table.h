@@ -107,23 +107,25 @@ void VisitTrainOptions(Visit&& visit) {
         &O::image_weights);
   visit(S{"--single-cls", "train multi-class data as single-class", "single_cls", 25, kRestored}, &O::single_cls);
   visit(S{"--quad", "quad dataloader", "quad", 26, kRestored}, &O::quad);
-  visit(S{"--sync-free-loss", "Compute the loss without host syncs (the same loss; see docs/gpu.md)", nullptr, -1,
-          OnResume::kLaunch},
+  visit(S{"--sync-free-loss",
+          "The loss without host syncs, the same loss: auto (the default: on CUDA), on (the flag alone), off (see "
+          "docs/gpu.md)",
+          nullptr, -1, OnResume::kLaunch, FlagGroup::kRun, kStepVariantSettings, FlagCheck::kNone, "on"},
         &O::sync_free_loss);
   visit(S{"--channels-last",
           "Weights and batches in channels-last (NHWC) memory: auto (the default: on CUDA), on (the flag alone), off "
           "(see docs/gpu.md)", nullptr,
-          -1, OnResume::kLaunch, FlagGroup::kRun, kChannelsLastSettings, FlagCheck::kNone, "on"},
+          -1, OnResume::kLaunch, FlagGroup::kRun, kStepVariantSettings, FlagCheck::kNone, "on"},
         &O::channels_last);
   visit(S{"--cuda-graph",
-          "Capture the training step as a CUDA graph and replay it (one GPU; uses the sync-free loss; see "
-          "docs/gpu.md)",
-          nullptr, -1, OnResume::kLaunch},
+          "Capture the training step as a CUDA graph and replay it, with the sync-free loss: auto (the default: on "
+          "CUDA), on (the flag alone), off (see docs/gpu.md)",
+          nullptr, -1, OnResume::kLaunch, FlagGroup::kRun, kStepVariantSettings, FlagCheck::kNone, "on"},
         &O::cuda_graph);
   visit(S{"--fused-bn-silu",
-          "Run each Conv's BatchNorm and SiLU as one fused CUDA function in training (the same step; the CPU runs "
-          "its slow host version; see docs/gpu.md)",
-          nullptr, -1, OnResume::kLaunch},
+          "Run each Conv's BatchNorm and SiLU as one fused CUDA function in training, the same step: auto (the "
+          "default: on CUDA), on (the flag alone; the CPU runs its slow host version), off (see docs/gpu.md)",
+          nullptr, -1, OnResume::kLaunch, FlagGroup::kRun, kStepVariantSettings, FlagCheck::kNone, "on"},
         &O::fused_bn_silu);
   visit(S{"--sync-bn", "Synchronized BatchNorm over all ranks", "sync_bn", 28, kRestored, FlagGroup::kParallel},
         &O::sync_bn);
