@@ -6,7 +6,11 @@
 #                       zstd, libnuma, ISA-L, libpng, OpenCV core+imgproc and the libraries they load,
 #                       nlohmann-json, GoogleTest and pkgconf (apt-get download; scripts/gpu-run.sh
 #                       unpacks them into a prefix, never into /)
-#   gpu-deps/coco128/   ../shared/data/coco128 (images, YOLO labels, names), when it is there
+#   gpu-deps/python/    the ffyolo wheel for the machine's Python 3.12 (scripts/wheel.sh with a
+#                       python3.12: pyenv's where python3.12 is not on PATH), which gpu-run.sh installs
+#                       and checks before it builds anything
+#   gpu-deps/check.ffr/ 128 synthetic 640 x 480 images packed by build/tools/yolo-synth and yolo-pack
+#                       (scripts/build.sh first): the Python check's data, 10 MB
 #   gpu-deps/wheels/    Ultralytics YOLOv5 v7.0 (the `yolov5` 7.0.0 package) and the pure-Python
 #                       packages its train.py imports that the machine lacks (scripts/gpu-ultralytics.sh)
 # The GPU machine has its own CMake, ninja, compiler, CUDA toolkit and torch 2.11 (cu130).
@@ -35,15 +39,16 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d "$DEST.tmp/wheels" \
   yolov5==7.0.0 ipython==9.7.0 ipython-pygments-lexers traitlets jedi parso matplotlib-inline decorator pexpect \
   ptyprocess prompt_toolkit wcwidth stack_data asttokens executing pure_eval "setuptools<81"
-coco=${COCO128:-../shared/data/coco128}
-if [ -d "$coco/images" ]; then
-  mkdir -p "$DEST.tmp/coco128"
-  cp -r "$coco/images" "$coco/labels" "$DEST.tmp/coco128/"
-  cp "$coco/names.yaml" "$DEST.tmp/coco128/" 2>/dev/null || true
-  [ ! -d "$coco/annotations" ] || cp -r "$coco/annotations" "$DEST.tmp/coco128/"
-else
-  echo "gpu-prepare: no coco128 at $coco (set COCO128): gpu-run.sh will measure on synthetic data only" >&2
-fi
+python312=${PYTHON312:-}
+for candidate in python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12; do  # pyenv's shim may refuse
+  [ -n "$python312" ] || ! "$candidate" -c '' 2>/dev/null || python312=$candidate
+done
+[ -n "$python312" ] || { echo "gpu-prepare: no python3.12 for the GPU machine's wheel (set PYTHON312)" >&2; exit 1; }
+PYTHON=$python312 bash scripts/wheel.sh "$DEST.tmp/python" >/dev/null
+tools=${BUILD_DIR:-build}/tools
+"$tools/yolo-synth" -o "$DEST.tmp/check" --train 128 --val 16 --size 640x480 --seed 3 >/dev/null
+"$tools/yolo-pack" "$DEST.tmp/check" -o "$DEST.tmp/check.ffr" --workers 2 >/dev/null
+rm -rf "$DEST.tmp/check"
 size_mib=$(( $(du -sb "$DEST.tmp" | cut -f1) / 1048576 ))
 if [ "$size_mib" -gt "$LIMIT_MIB" ]; then
   echo "gpu-prepare: $DEST.tmp holds ${size_mib} MiB, over the ${LIMIT_MIB} MiB a device call carries" >&2

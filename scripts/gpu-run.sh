@@ -1,30 +1,32 @@
 #!/usr/bin/env bash
 # One GPU session's work on the GPU machine (docs/gpu.md): with gpu-deps/ from scripts/gpu-prepare.sh
-# beside the checkout, unpacks the Debian packages into a prefix, builds ffyolo against the machine's
-# own torch with every core, then measures (the most wanted first, so that a run cut short still
-# reports it), runs the CUDA tests, and prints one table:
+# beside the checkout, first checks the Python package from its wheel (seconds, nothing built), then
+# unpacks the Debian packages into a prefix, builds ffyolo against the machine's own torch with every
+# core, then measures (the most wanted first, so that a run cut short still reports it), runs the CUDA
+# tests, and prints one table:
+#   0. the Python package: gpu-deps/python's wheel installed, python/tests/gpu/torch_cuda_check.py on
+#      gpu-deps/check.ffr (batches on the GPU equal the CPU loader's; a clean exit with loaders open)
 #   1. model ceiling: the training step on a batch already on the GPU (AMP), images/s, yolov5s at 640,
-#      batch 64, in each variant of the step (NCHW, channels-last, + the sync-free loss, + the step
-#      captured as a CUDA graph, + BatchNorm and SiLU fused), yolov5n likewise; kernel profiles of
-#      yolov5s' variants; its step part by part in NCHW and channels-last
-#   2. the CUDA tests, and the Python package's CUDA path (ffyolo.torch) against its CPU batches
-#   3. real pipeline: the fastest variant's step fed by the loader from a 10k-image synthetic set at
-#      640, 15 loader workers, decoding JPEGs and from the pixel cache: images/s, data-wait share,
-#      loader samples/s per CPU-second
-#   4. c10d: one rank's set-up and all-reduce of yolov5s' gradients (NCCL on a GPU)
-#   5. training results and end to end: yolo-train 3 epochs of yolov5s on the synthetic set with every
-#      variant off, every variant on, and every variant on with another seed (the run-to-run noise):
+#      batch 64: the default step first (on CUDA: channels-last, the sync-free loss, the CUDA graph,
+#      BatchNorm+SiLU fused), then the previous default (channels-last, eager); a full call also each
+#      variant alone and yolov5n, and the step part by part. Kernel profiles
+#   2. the CUDA tests (two ranks' captured steps among them)
+#   3. the Python loader to the GPU against the C++ pipeline (`yolo-bench train --no-step`) on a 10k-image
+#      synthetic set at 640, 15 loader workers; a full call also the real pipeline (the fastest step fed
+#      by the loader, decoding JPEGs and from the pixel cache) and c10d's all-reduce
+#   4. training results and end to end: yolo-train 2 epochs of yolov5s on the synthetic set by default,
+#      with another seed (the run-to-run noise), with the previous default, and as one rank (--nproc 1):
 #      each run's last-epoch images/s, final losses, mAP50 and mAP50-95
 #
 #   bash scripts/gpu-run.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--report DIR] [--short] [--build-only]
 #
 # --device cpu runs the same steps on the CPU with tiny sizes (tests/scripts run it so, in CI), and
-# --build-dir uses a tree already built (no unpacking, no build). Datasets and runs go to --out; the
-# table (table.md), the logs and the kernel profiles to --report (default: --out), at most 8 files, as
-# they are made (the device tool's $OUT). --build-only stops after the build (for measuring by hand in
-# the same call: it prints the environment to export first). --short, for a second call of a session:
-# the channels-last + fused BatchNorm+SiLU ceiling (profiled) and the CUDA-graph ceilings with and
-# without it (the fused one profiled), the CUDA tests, the training results and the Python check, no more.
+# --build-dir uses a tree already built (no unpacking, no build, no Python check). Datasets and runs go
+# to --out; the table (table.md), the logs and the kernel profiles to --report (default: --out), at most
+# 7 files, as they are made (the device tool's $OUT). --build-only stops after the Python check and the
+# build (for measuring by hand in the same call: it prints the environment to export first). --short,
+# for a session's calls: the default and previous default ceilings (the default profiled), the CUDA
+# tests, the Python loader against the C++ pipeline, the training runs, no more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=0
@@ -54,7 +56,42 @@ if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
   EPOCHS=1 MODEL=yolov5n SMALL=yolov5n
 else
   IMG=640 BATCH=64 STEPS=50 WARMUP=10 WORKERS=15 SYNTH_IMAGES=10000 SYNTH_VAL=500 SYNTH_SIZE=(--size 640x480)
-  EPOCHS=3 MODEL=yolov5s SMALL=yolov5n
+  EPOCHS=2 MODEL=yolov5s SMALL=yolov5n
+  [ "$SHORT" = 0 ] || SYNTH_IMAGES=5000
+fi
+
+# --- the Python package from its wheel, before anything is built ------------------------------------
+# torch imported first, as users do; faulthandler prints a crash's Python stack, and a debugger (gdb, else
+# the machine's cuda-gdb) every thread's native one on a second run, 2 minutes at most.
+tests_passed=1
+python_check="not run (--device cpu, a tree built elsewhere, or no $DEPS/python wheel)"
+wheel_site=/tmp/ffyolo-wheel
+torch_cuda_check() {  # [a command to run it under --] then the check's arguments
+  local under=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do under+=("$1"); shift; done
+  shift
+  PYTHONPATH=$wheel_site "${under[@]}" python3 python/tests/gpu/torch_cuda_check.py "$@"
+}
+if [ "$DEVICE" != cpu ] && [ -z "$BUILD_DIR" ] && compgen -G "$DEPS/python/ffyolo-*.whl" >/dev/null &&
+   [ -d "$DEPS/check.ffr" ]; then
+  python_check="failed: $REPORT_DIR/ctest.log"
+  check_rc=0
+  python3 -m pip install -q --no-deps --no-index --target "$wheel_site" "$DEPS"/python/ffyolo-*.whl \
+    >>"$REPORT_DIR/ctest.log" 2>&1 &&
+    torch_cuda_check timeout 180 -- "$DEPS/check.ffr" --batch 32 --workers 15 >>"$REPORT_DIR/ctest.log" 2>&1 ||
+    check_rc=$?
+  if [ "$check_rc" = 0 ]; then
+    python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
+  else
+    tests_passed=0
+  fi
+  if [ "$check_rc" -gt 128 ] && [ "$check_rc" != 137 ]; then
+    debugger=$(command -v gdb || command -v cuda-gdb || true)
+    log "torch_cuda_check died of signal $((check_rc - 128))${debugger:+: again under $debugger}"
+    [ -z "$debugger" ] || torch_cuda_check timeout 120 "$debugger" -q -batch -ex run -ex "thread apply all bt 25" \
+      --args -- "$DEPS/check.ffr" --batch 32 --workers 15 >>"$REPORT_DIR/ctest.log" 2>&1 || true
+  fi
+  log "the Python package on CUDA, from its wheel: $python_check"
 fi
 
 # --- the build -------------------------------------------------------------------------------------
@@ -112,7 +149,9 @@ if [ -z "$BUILD_DIR" ]; then
     trainer_cuda_test -- -k 0
   log "built in $(( $(date +%s) - build_start )) s"
   if [ "$BUILD_ONLY" = 1 ]; then
-    echo "export LD_LIBRARY_PATH='$LD_LIBRARY_PATH'"
+    for name in PREFIX LD_LIBRARY_PATH CPLUS_INCLUDE_PATH C_INCLUDE_PATH PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR; do
+      echo "export $name='${!name}'"
+    done
     exit 0
   fi
 fi
@@ -137,55 +176,39 @@ $(field loader_samples_per_cpu_s "$line") | $(field gpu_mem_gb "$line") | $(fiel
 }
 : >"$REPORT_DIR/bench.log"
 : >"$REPORT_DIR/rows.log"
-# The step's variants (docs/gpu.md); channels-last is the default on CUDA, and the CPU has no graphs.
-nchw=(--channels-last off)
-cl=(--channels-last on)
-graph=(--channels-last on --sync-free-loss --cuda-graph)
-fused=(--fused-bn-silu)
-[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, NCHW" --cfg "$MODEL" "${nchw[@]}" --profile "$REPORT_DIR/profile-nchw.md"
-[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, channels-last" --cfg "$MODEL" "${cl[@]}" \
-  --profile "$REPORT_DIR/profile-channels-last.md"
-[ "$SHORT" = 1 ] || bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${cl[@]}" --sync-free-loss
-# A short call's report has room for one eager profile (at most 8 files), whose kernels are put down to the
-# operators that launched them (a graph's are not: its replay launches them); a full call's has channels-last's.
-eager_profile=()
-[ "$SHORT" = 0 ] || eager_profile=(--profile "$REPORT_DIR/profile-channels-last-fused.md")
-bench_train "ceiling $MODEL, channels-last + fused BN-SiLU" --cfg "$MODEL" "${cl[@]}" "${fused[@]}" "${eager_profile[@]}"
-if [ "$DEVICE" != cpu ]; then
-  bench_train "ceiling $MODEL, channels-last + CUDA graph" --cfg "$MODEL" "${graph[@]}"
-  bench_train "ceiling $MODEL, channels-last + CUDA graph + fused BN-SiLU" --cfg "$MODEL" "${graph[@]}" "${fused[@]}" \
-    --profile "$REPORT_DIR/profile-graph-fused.md"
-fi
-if [ "$SMALL" != "$MODEL" ] && [ "$SHORT" = 0 ]; then
-  bench_train "ceiling $SMALL, NCHW" --cfg "$SMALL" "${nchw[@]}"
-  bench_train "ceiling $SMALL, channels-last" --cfg "$SMALL" "${cl[@]}"
-  bench_train "ceiling $SMALL, channels-last + CUDA graph" --cfg "$SMALL" "${graph[@]}"
-  bench_train "ceiling $SMALL, channels-last + CUDA graph + fused BN-SiLU" --cfg "$SMALL" "${graph[@]}" "${fused[@]}"
-fi
-# The fastest variant of the step: the pipeline runs it.
-best=()
-best_rate=0
-for variant in "0 0 0 0:${nchw[*]}" "1 0 0 0:${cl[*]}" "1 1 0 0:${cl[*]} --sync-free-loss" "1 0 0 1:${cl[*]} ${fused[*]}" \
-               "1 1 1 0:${graph[*]}" "1 1 1 1:${graph[*]} ${fused[*]}"; do
-  read -r c s g f <<<"${variant%%:*}"
-  rate=$(images_per_s "channels_last=$c sync_free_loss=$s cuda_graph=$g fused_bn_silu=$f" "$MODEL")
-  if [ -n "$rate" ] && awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then
-    best_rate=$rate
-    read -ra best <<<"${variant#*:}"
+# The step's variants (docs/gpu.md), each set in full: every one is on by default on CUDA (off on the CPU,
+# which has no graphs).
+variant() { echo "--channels-last $1 --sync-free-loss $2 --cuda-graph $3 --fused-bn-silu $4"; }
+read -ra nchw <<<"$(variant off off off off)"
+read -ra previous <<<"$(variant on off off off)"  # the default on CUDA until 2026-11-28: channels-last, eager
+read -ra sync_free <<<"$(variant on on off off)"
+read -ra cl_fused <<<"$(variant on off off on)"
+read -ra graph <<<"$(variant on on on off)"
+read -ra all_on <<<"$(variant on on on on)"
+bench_train "ceiling $MODEL, the default" --cfg "$MODEL" --profile "$REPORT_DIR/profile-default.md"
+bench_train "ceiling $MODEL, the previous default (channels-last, eager)" --cfg "$MODEL" "${previous[@]}"
+# Whether fused BN+SiLU pays in an eager step too (the default has it follow the graph).
+bench_train "ceiling $MODEL, channels-last + fused BN-SiLU" --cfg "$MODEL" "${cl_fused[@]}"
+if [ "$SHORT" = 0 ]; then
+  bench_train "ceiling $MODEL, NCHW" --cfg "$MODEL" "${nchw[@]}" --profile "$REPORT_DIR/profile-nchw.md"
+  bench_train "ceiling $MODEL, channels-last + sync-free loss" --cfg "$MODEL" "${sync_free[@]}"
+  [ "$DEVICE" = cpu ] || bench_train "ceiling $MODEL, channels-last + CUDA graph" --cfg "$MODEL" "${graph[@]}"
+  if [ "$SMALL" != "$MODEL" ]; then
+    bench_train "ceiling $SMALL, the default" --cfg "$SMALL"
+    bench_train "ceiling $SMALL, the previous default" --cfg "$SMALL" "${previous[@]}"
+    bench_train "ceiling $SMALL, NCHW" --cfg "$SMALL" "${nchw[@]}"
   fi
-done
-log "the fastest step: ${best[*]} ($best_rate images/s)"
-# The step part by part (the device drained after each part), eager and with both variants.
-step_parts() {
-  "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \
-    --cfg "$MODEL" --parts "$@" | tee -a "$REPORT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
-}
-[ "$SHORT" = 1 ] || parts="NCHW: $(step_parts "${nchw[@]}"); channels-last: $(step_parts "${cl[@]}")"
+  # The step part by part (the device drained after each part): eager, in NCHW and channels-last.
+  step_parts() {
+    "$BIN/yolo-bench" train --img "$IMG" --batch "$BATCH" --device "$DEVICE" --steps "$STEPS" --warmup "$WARMUP" \
+      --cfg "$MODEL" --parts "$@" | tee -a "$REPORT_DIR/bench.log" | grep -o 'ms_[^ ]*' | tr '\n' ' '
+  }
+  parts="NCHW: $(step_parts "${nchw[@]}"); channels-last: $(step_parts "${previous[@]}")"
+fi
 
 # --- the CUDA tests --------------------------------------------------------------------------------
 # pytorch#133437 (docs/build.md): torch's libraries export std::filesystem functions; the tests must
 # bind them to libstdc++. Say which std::filesystem functions bind to a torch library now.
-tests_passed=1
 if [ "$DEVICE" != cpu ]; then
   cuda_test=$BUILD_DIR/tests/trainer/train/trainer_cuda_test
   to_torch=$( (LD_BIND_NOW=1 LD_DEBUG=bindings "$cuda_test" --gtest_list_tests 2>&1 || true) |
@@ -194,12 +217,12 @@ if [ "$DEVICE" != cpu ]; then
   log "std::filesystem calls of the CUDA tests or libstdc++ bound to a torch library: $to_torch (0 expected)"
   # A failing test does not stop the measurements: the script goes on and exits 1 at the end.
   log "CUDA tests"
-  (cd "$BUILD_DIR" && ctest -L trainer_cuda --output-on-failure -j 4 --no-tests=error) >"$REPORT_DIR/ctest.log" 2>&1 ||
+  (cd "$BUILD_DIR" && ctest -L trainer_cuda --output-on-failure -j 4 --no-tests=error) >>"$REPORT_DIR/ctest.log" 2>&1 ||
     tests_passed=0
   tail -n 3 "$REPORT_DIR/ctest.log"
 fi
 
-# --- the pipeline, c10d and end to end -------------------------------------------------------------
+# --- the data path ---------------------------------------------------------------------------------
 # A dataset packed by an earlier run of this script, complete and intact.
 packed() { [ -d "$1" ] && "$BIN/yolo-ffr" verify "$1" >/dev/null 2>&1; }
 if ! packed "$OUT_DIR/synth.ffr"; then
@@ -207,36 +230,66 @@ if ! packed "$OUT_DIR/synth.ffr"; then
   "$BIN/yolo-pack" "$OUT_DIR/synth" -o "$OUT_DIR/synth.ffr" --force >/dev/null
   rm -rf "$OUT_DIR/synth"
 fi
+# The Python loader to the GPU (the wheel's, checked above) against the C++ pipeline's loader and copies, in
+# turns (three each: a loader-bound rate moves a few percent from run to run).
+loader_rates="not run (no Python check above)"
+if [ -d "$wheel_site/ffyolo" ]; then
+  python_rates=() cpp_rates=()
+  for round in 1 2 3; do
+    python_rates+=("$(torch_cuda_check timeout 120 -- "$OUT_DIR/synth.ffr" --rate-only --batch "$BATCH" \
+      --workers "$WORKERS" --batches "$STEPS" 2>>"$REPORT_DIR/ctest.log" | sed -n 's/.*to cuda: \([0-9.]*\) images.*/\1/p')")
+    line=$("$BIN/yolo-bench" train --data "$OUT_DIR/synth.ffr" --no-step --img "$IMG" --batch "$BATCH" \
+           --device "$DEVICE" --steps "$STEPS" --warmup 1 --workers "$WORKERS" | tee -a "$REPORT_DIR/bench.log" |
+           grep '^train:' || true)
+    cpp_rates+=("$(field images_per_s "$line")")
+  done
+  loader_rates="ffyolo.torch.Loader ${python_rates[*]} images/s, the C++ loader and copies ${cpp_rates[*]} \
+(the sums' ratio $(awk -v a="${python_rates[*]}" -v b="${cpp_rates[*]}" 'BEGIN {n = split(a, p, " "); split(b, c, " ");
+   for (i = 1; i <= n; i++) {x += p[i]; y += c[i]}; if (y > 0) printf "%.3f", x / y; else print "n/a"}'))"
+fi
 
-variant=${best[*]:+, ${best[*]}}
 if [ "$SHORT" = 0 ]; then
-bench_train "pipeline $MODEL synth$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
-# The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
-bench_train "pipeline $MODEL synth, cache ram$variant" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
-  --workers "$WORKERS" --cache ram "${best[@]}"
-
-line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
-allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
+  # The fastest variant of the step: the pipeline runs it.
+  best=()
+  best_rate=0
+  for v in "1 0 0 0:${previous[*]}" "0 0 0 0:${nchw[*]}" "1 1 0 0:${sync_free[*]}" "1 0 0 1:${cl_fused[*]}" \
+           "1 1 1 0:${graph[*]}" "1 1 1 1:${all_on[*]}"; do
+    read -r c s g f <<<"${v%%:*}"
+    rate=$(images_per_s "channels_last=$c sync_free_loss=$s cuda_graph=$g fused_bn_silu=$f" "$MODEL")
+    if [ -n "$rate" ] && awk -v a="$rate" -v b="$best_rate" 'BEGIN {exit !(a > b)}'; then
+      best_rate=$rate
+      read -ra best <<<"${v#*:}"
+    fi
+  done
+  log "the fastest step: ${best[*]} ($best_rate images/s)"
+  variant_label=${best[*]:+, ${best[*]}}
+  bench_train "pipeline $MODEL synth$variant_label" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" --workers "$WORKERS" "${best[@]}"
+  # The decode-free path: the same loader reading the pixel cache (built on first use, not timed).
+  bench_train "pipeline $MODEL synth, cache ram$variant_label" --cfg "$MODEL" --data "$OUT_DIR/synth.ffr" \
+    --workers "$WORKERS" --cache ram "${best[@]}"
+  line=$("$BIN/yolo-bench" allreduce --cfg "$MODEL" --device "$DEVICE" --steps 20 | tee -a "$REPORT_DIR/bench.log")
+  allreduce="$(field backend "$line"), 1 rank: set-up $(field init_s "$line") s, $(field bytes "$line") bytes in \
 $(field ms_per_all_reduce "$line") ms"
 fi
 
-# Training results: yolo-train with every variant off, every variant on, and every variant on with
-# another seed (how far two runs of one configuration land apart), validating the final epoch only
-# (--noval: validation changes nothing of the training; two validations fewer a run); each run's
-# last epoch's images/s (its progress bar's) and share waiting for the loader, and its final losses and mAPs
-# (results.csv).
+# Training results: yolo-train by default, with another seed (how far two runs of one configuration land
+# apart), with the previous default, and on CUDA as one rank of a job (--nproc 1: the launcher, NCCL and
+# the captured step's all-reduce after each replay), validating the final epoch only (--noval: validation
+# changes nothing of the training); each run's last epoch's images/s (its progress bar's) and share waiting
+# for the loader, and its final losses and mAPs (results.csv).
 source scripts/lib/last-epoch.sh
 batches=$(( (SYNTH_IMAGES + BATCH - 1) / BATCH ))
-all_on=("${cl[@]}")
-[ "$DEVICE" = cpu ] || all_on=("${graph[@]}")
-all_on+=("${fused[@]}")
 final() {  # results.csv's last row: the named columns
   awk -F, -v want="$2" 'NR == 1 {for (i = 1; i <= NF; i++) {gsub(/ /, "", $i); col[$i] = i}; next}
     {line = $0} END {n = split(want, w, " "); split(line, v, ","); out = "";
      for (i = 1; i <= n; i++) {x = v[col[w[i]]]; gsub(/ /, "", x); out = out (i > 1 ? " " : "") x}; print out}' "$1"
 }
 results=()
-for run in "all off:0:${nchw[*]}" "all on:0:${all_on[*]}" "all on, seed 1:1:${all_on[*]}"; do
+runs=("the default:0:")
+[ "$SHORT" = 1 ] || runs+=("the default, seed 1:1:")
+runs+=("the previous default:0:${previous[*]}")
+[ "$DEVICE" = cpu ] || runs+=("the default, one rank of a job:0:--nproc 1")
+for run in "${runs[@]}"; do
   IFS=: read -r label seed flags <<<"$run"
   name=results-${label//[ ,]/}
   # shellcheck disable=SC2086  # the flags are words
@@ -246,44 +299,15 @@ for run in "all off:0:${nchw[*]}" "all on:0:${all_on[*]}" "all on, seed 1:1:${al
     read -r box obj cls map50 map <<<"$(final "$OUT_DIR/train/$name/results.csv" \
       "train/box_loss train/obj_loss train/cls_loss metrics/mAP_0.5 metrics/mAP_0.5:0.95")"
     log_file=$OUT_DIR/train-$name.log
-    results+=("| $label | $flags | $(last_epoch "$log_file" "$batches" "$BATCH") | $(last_epoch_data_wait "$log_file") | $box | $obj | $cls | $map50 | $map |")
+    results+=("| $label | ${flags:-(none)} | $(last_epoch "$log_file" "$batches" "$BATCH") | $(last_epoch_data_wait "$log_file") | $box | $obj | $cls | $map50 | $map |")
     cp "$OUT_DIR/train-$name.log" "$REPORT_DIR/train.log"
   else
     tail -n 20 "$OUT_DIR/train-$name.log" >&2
-    results+=("| $label | $flags | failed | | | | | | |")
+    results+=("| $label | ${flags:-(none)} | failed | | | | | | |")
     tests_passed=0
   fi
   printf '%s\n' "${results[-1]}" >>"$REPORT_DIR/rows.log"
 done
-
-# The Python package's CUDA path (ffyolo.torch: pinned buffers, side-stream copies), built there with the
-# machine's nanobind and scikit-build-core, checked against its CPU batches; its lines join ctest.log.
-python_check="not run (a CPU run, a tree built elsewhere, or no nanobind/scikit-build-core there)"
-if [ "$DEVICE" != cpu ] && [ -n "${PREFIX:-}" ] && python3 -c 'import nanobind, scikit_build_core, numpy, torch' 2>/dev/null; then
-  python_check="failed: $REPORT_DIR/ctest.log"
-  torch_cuda_check() {  # [a command to run it under]
-    PYTHONPATH=/tmp/ffyolo-python "$@" python3 python/tests/gpu/torch_cuda_check.py "$OUT_DIR/synth.ffr" \
-      --workers "$WORKERS" >>"$REPORT_DIR/ctest.log" 2>&1
-  }
-  check_rc=0
-  python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/ffyolo-python \
-    --config-settings=build-dir=/tmp/ffyolo-python-build \
-    --config-settings=cmake.args="-DCMAKE_PREFIX_PATH=$PREFIX/usr;-DCMAKE_LIBRARY_ARCHITECTURE=$arch;-DPKG_CONFIG_EXECUTABLE=$PREFIX/usr/bin/pkgconf;-DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
-    . >>"$REPORT_DIR/ctest.log" 2>&1 && torch_cuda_check timeout 180 || check_rc=$?
-  if [ "$check_rc" = 0 ]; then
-    python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
-  else
-    tests_passed=0
-    # Killed by a signal: faulthandler printed the Python stack; gdb, where the machine has it, prints
-    # every thread's native one on a second run (not the first: it loads torch's symbols, slowly), at most
-    # 2 minutes of the call.
-    if [ "$check_rc" -gt 128 ] && command -v gdb >/dev/null; then
-      log "torch_cuda_check died of signal $((check_rc - 128)): again under gdb"
-      torch_cuda_check timeout 120 gdb -q -batch -ex run -ex "thread apply all bt 25" --args || true
-    fi
-  fi
-fi
-log "the Python package on CUDA: $python_check"
 
 {
   echo "### $(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || echo "no GPU"), $(nproc) CPUs, device $DEVICE"
@@ -294,6 +318,7 @@ log "the Python package on CUDA: $python_check"
   echo
   [ "$SHORT" = 1 ] || echo "- $MODEL's step in parts (ms, the device drained after each): $parts"
   [ "$SHORT" = 1 ] || echo "- c10d: $allreduce"
+  echo "- the Python loader to the GPU: $loader_rates"
   echo
   echo "yolo-train $MODEL $IMG batch $BATCH, $EPOCHS epochs on synth ($SYNTH_IMAGES images, validating on $SYNTH_VAL):"
   echo
@@ -301,8 +326,8 @@ log "the Python package on CUDA: $python_check"
   echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${results[@]}"
   echo
-  echo "- ffyolo.torch on CUDA: $python_check"
-  [ "$tests_passed" = 1 ] || echo "- **the CUDA tests failed**: $REPORT_DIR/ctest.log"
+  echo "- ffyolo.torch on CUDA, from the wheel: $python_check"
+  [ "$tests_passed" = 1 ] || echo "- **the CUDA tests or a check failed**: $REPORT_DIR/ctest.log"
 } | tee "$REPORT_DIR/table.md"
 rm -f "$REPORT_DIR/rows.log"
 [ "$tests_passed" = 1 ]

@@ -3,9 +3,14 @@
 # train.py (the `yolov5` 7.0.0 package, from gpu-deps/wheels/ that scripts/gpu-prepare.sh fetched)
 # and yolo-train on the same synthetic data, back to back on the same GPU: yolov5s from scratch,
 # same image size, batch, loader workers and epochs, --noval. Prints each one's last epoch as its
-# progress bar timed it (seconds, images/s) and the whole command's wall time.
+# progress bar timed it (seconds, images/s) and the whole command's wall time. Where the Python package
+# ffyolo is importable (FFYOLO_SITE, on the GPU machine gpu-run.sh's wheel install), train.py also trains
+# through ffyolo.ultralytics.create_dataloader (python/bench/train_py_through_ffyolo.py: the one change a
+# user makes); with --few-workers N, train.py's own loader runs again with N workers and ffyolo's runs with
+# N only: what a machine with few cores per GPU gets, against train.py's own loader with every core.
 #
-#   bash scripts/gpu-ultralytics.sh [--device 0|cpu] [--build-dir DIR] [--out DIR]
+#   bash scripts/gpu-ultralytics.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--images N] [--epochs E]
+#                                   [--few-workers N] [--no-yolo-train]
 #
 # --device cpu runs the same steps on the CPU with tiny sizes and yolov5n (tests/bench runs it so,
 # in CI). Where python3 has no torch, or there are no gpu-deps/wheels/, train.py comes from the
@@ -17,12 +22,18 @@ cd "$(dirname "$0")/.."
 DEVICE=0
 BUILD_DIR=build-gpu
 OUT_DIR=runs/gpu
+images="" epochs="" FEW_WORKERS="" YOLO_TRAIN=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEVICE=$2; shift 2 ;;
     --build-dir) BUILD_DIR=$2; shift 2 ;;
     --out) OUT_DIR=$2; shift 2 ;;
-    *) echo "gpu-ultralytics: unknown argument $1 (--device D, --build-dir DIR, --out DIR)" >&2; exit 2 ;;
+    --images) images=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
+    --few-workers) FEW_WORKERS=$2; shift 2 ;;
+    --no-yolo-train) YOLO_TRAIN=0; shift ;;
+    *) echo "gpu-ultralytics: unknown argument $1 (--device D, --build-dir DIR, --out DIR, --images N, --epochs E," \
+            "--few-workers N, --no-yolo-train)" >&2; exit 2 ;;
   esac
 done
 if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
@@ -30,6 +41,7 @@ if [ "$DEVICE" = cpu ]; then  # tiny sizes: the script's steps, not its figures
 else
   CFG=yolov5s IMAGES=10000 VAL=256 EPOCHS=2 BATCH=64 IMG=640 WORKERS=15 SYNTH_SIZE=(--size 640x480)
 fi
+IMAGES=${images:-$IMAGES} EPOCHS=${epochs:-$EPOCHS}
 BIN=$BUILD_DIR/tools
 [ -x "$BIN/yolo-train" ] || { echo "gpu-ultralytics: no $BIN/yolo-train: build first (scripts/gpu-run.sh)" >&2; exit 1; }
 mkdir -p "$OUT_DIR"
@@ -51,18 +63,40 @@ timed() {  # log, then the command
   "$@" >"$log" 2>&1 || { echo "gpu-ultralytics: failed, see $log:" >&2; tail -n 20 "$log" >&2; return 1; }
   awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.0f", b - a}'
 }
-common=(--img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --device "$DEVICE" --workers "$WORKERS" --noval
-        --project "$OUT_DIR/compare" --exist-ok)
-ours=$(timed "$OUT_DIR/compare-ffyolo.log" "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" --name ffyolo "${common[@]}")
-theirs=$(timed "$OUT_DIR/compare-ultralytics.log" "$ULTRALYTICS_PYTHON" -m yolov5.train --data "$data/data.yaml" \
-         --cfg "$CFG.yaml" --weights '' --name ultralytics --noplots "${common[@]}")
+common=(--img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --device "$DEVICE" --noval --project "$OUT_DIR/compare"
+        --exist-ok)
+rows=()
+row() {  # label, log, then the command: its last epoch and wall time, or that it failed
+  local label=$1 log=$2 wall; shift 2
+  if wall=$(timed "$log" "$@"); then
+    rows+=("| $label | $(last_epoch "$log" "$batches" "$BATCH") | $wall s |")
+  else
+    rows+=("| $label | failed | |")
+  fi
+}
+[ "$YOLO_TRAIN" = 0 ] || row "ffyolo yolo-train, $WORKERS workers" "$OUT_DIR/compare-ffyolo.log" \
+  "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" --name ffyolo --workers "$WORKERS" "${common[@]}"
+train_py=("$ULTRALYTICS_PYTHON" -m yolov5.train --cfg "$CFG.yaml" --weights '' --noplots "${common[@]}")
+row "Ultralytics v7.0 train.py, $WORKERS workers" "$OUT_DIR/compare-ultralytics.log" \
+  "${train_py[@]}" --data "$data/data.yaml" --name ultralytics --workers "$WORKERS"
+[ -z "$FEW_WORKERS" ] || row "Ultralytics v7.0 train.py, $FEW_WORKERS workers" "$OUT_DIR/compare-ultralytics-few.log" \
+  "${train_py[@]}" --data "$data/data.yaml" --name ultralytics-few --workers "$FEW_WORKERS"
+# train.py through ffyolo: its data YAML names the packed splits.
+if PYTHONPATH=$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE} "$ULTRALYTICS_PYTHON" -c 'import ffyolo.ultralytics' 2>/dev/null; then
+  sed -e "s|^path: .*|path: '$(realpath "$data.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
+    "$data/data.yaml" >"$data-ffr.yaml"
+  workers=${FEW_WORKERS:-$WORKERS}
+  row "train.py through ffyolo.ultralytics, $workers workers" "$OUT_DIR/compare-through-ffyolo.log" \
+    env PYTHONPATH="$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE}" "$ULTRALYTICS_PYTHON" python/bench/train_py_through_ffyolo.py \
+    --cfg "$CFG.yaml" --weights '' --noplots "${common[@]}" --data "$data-ffr.yaml" --name through-ffyolo \
+    --workers "$workers"
+fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
 {
   echo "### $(date -u +%Y-%m-%d), ${gpu:-no GPU}, $(nproc) CPUs, device $DEVICE: $CFG from scratch, $IMAGES synthetic \
-images, --img $IMG --batch $BATCH --workers $WORKERS, $EPOCHS epochs, --noval"
+images, --img $IMG --batch $BATCH, $EPOCHS epochs, --noval"
   echo
   echo "| trainer | last epoch (its progress bar) | whole run (wall) |"
   echo "|---|---|---|"
-  echo "| ffyolo yolo-train | $(last_epoch "$OUT_DIR/compare-ffyolo.log" "$batches" "$BATCH") | $ours s |"
-  echo "| Ultralytics v7.0 train.py | $(last_epoch "$OUT_DIR/compare-ultralytics.log" "$batches" "$BATCH") | $theirs s |"
+  printf '%s\n' "${rows[@]}"
 } | tee "$OUT_DIR/compare.md"
