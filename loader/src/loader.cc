@@ -32,6 +32,8 @@ class AlignedAllocator : public BatchAllocator {
 // How many replacements to try before a sample's failure stops the epoch.
 constexpr int kMaxReplacements = 16;
 
+Status Closed() { return Status::Aborted("the loader is closed"); }
+
 }  // namespace
 
 BatchAllocator* BatchAllocator::Default() {
@@ -50,6 +52,7 @@ class Loader::Impl {
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
   Status ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes);
+  void Close();
 
   const std::string& split() const { return opt_.split; }
   int64_t dataset_size() const { return reader_->size(); }
@@ -64,8 +67,7 @@ class Loader::Impl {
   // One buffer of the ring: holds batch `batch` while in use.
   struct Slot {
     Batch batch;
-    uint8_t* memory = nullptr;
-    size_t capacity = 0;
+    uint8_t* memory = nullptr;  // slot_bytes_ of them
     int64_t assigned = -1;  // batch number it is filling, -1 when free
     int remaining = 0;      // samples not yet written
     bool handed_out = false;
@@ -94,13 +96,15 @@ class Loader::Impl {
   std::vector<double> sample_weights_;  // --image-weights; empty: every sample once
   int64_t samples_per_epoch_ = 0;
   int64_t batches_per_epoch_ = 0;
+  size_t slot_bytes_ = 0;  // each ring buffer's, for the largest batch
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;   // workers wait for claimable samples
   std::condition_variable ready_cv_;  // the consumer waits for a finished batch
   std::vector<Slot> slots_;
   std::vector<std::thread> workers_;
-  bool shutdown_ = false;
+  std::once_flag joined_;  // Close's join, once whichever threads close
+  bool shutdown_ = false;  // closed: the workers end, Start and Next return Aborted
   bool started_ = false;
   int in_flight_ = 0;
   int64_t epoch_ = 0;
@@ -113,14 +117,21 @@ class Loader::Impl {
 };
 
 Loader::Impl::~Impl() {
+  Close();
+  for (Slot& s : slots_)
+    if (s.memory) opt_.allocator->Free(s.memory, slot_bytes_);
+}
+
+void Loader::Impl::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutdown_ = true;
   }
   work_cv_.notify_all();
-  for (std::thread& t : workers_) t.join();
-  for (Slot& s : slots_)
-    if (s.memory) opt_.allocator->Free(s.memory, s.capacity);
+  ready_cv_.notify_all();
+  std::call_once(joined_, [this] {
+    for (std::thread& t : workers_) t.join();
+  });
 }
 
 Status Loader::Impl::Init(const Dataset& dataset) {
@@ -180,15 +191,14 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   // Rect batches can exceed img_size (pad 0.5 at 640 gives 672): size the ring for the largest.
   size_t pixels = static_cast<size_t>(opt_.img_size) * opt_.img_size;
   for (const auto& [h, w] : rect_.shapes) pixels = std::max(pixels, static_cast<size_t>(h) * w);
-  const size_t bytes = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
+  slot_bytes_ = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
   for (Slot& s : slots_) {
-    s.memory = static_cast<uint8_t*>(opt_.allocator->Allocate(bytes));
+    s.memory = static_cast<uint8_t*>(opt_.allocator->Allocate(slot_bytes_));
     if (!s.memory)
       return Status::IOError("cannot allocate a batch of " + std::to_string(opt_.batch_size) + " images at --img " +
                              std::to_string(opt_.img_size) + " (--batch " + std::to_string(opt_.batch_size) +
-                             "): " + ByteSize(bytes) + " of memory for each of " +
+                             "): " + ByteSize(slot_bytes_) + " of memory for each of " +
                              std::to_string(opt_.prefetch) + " prefetched batches");
-    s.capacity = bytes;
     s.targets.resize(opt_.batch_size);
     s.batch.meta.resize(opt_.batch_size);
   }
@@ -238,6 +248,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
   }
   std::unique_lock<std::mutex> lock(mu_);
   StopEpoch(&lock);
+  if (shutdown_) return Closed();
   epoch_ = epoch;
   started_ = true;
   positions_ = std::move(positions);
@@ -361,7 +372,8 @@ Status Loader::Impl::Next(const Batch** batch) {
   if (!started_) return Status::InvalidArgument("Loader::Next called before Start");
   if (next_batch_ >= batches_per_epoch_) return Status::OK();
   Slot& slot = slots_[next_batch_ % slots_.size()];
-  ready_cv_.wait(lock, [&] { return slot.assigned == next_batch_ && slot.remaining == 0; });
+  ready_cv_.wait(lock, [&] { return shutdown_ || (slot.assigned == next_batch_ && slot.remaining == 0); });
+  if (shutdown_) return Closed();
   ++next_batch_;
   if (!slot.error.ok()) return slot.error;
   Batch& b = slot.batch;
@@ -400,18 +412,25 @@ Status Loader::Impl::ReleaseKeepingImages(const Batch* batch, uint8_t** images, 
   *images = nullptr;
   *bytes = 0;
   if (!batch) return Status::OK();
+  // Allocated without mu_: an allocator may call back into the caller (Python's memory hooks), which may
+  // call this loader.
+  auto* fresh = static_cast<uint8_t*>(opt_.allocator->Allocate(slot_bytes_));
+  if (!fresh)
+    return Status::IOError("cannot allocate a new buffer of " + ByteSize(batch->image_bytes()) +
+                           " for the loader's batch " + std::to_string(batch->index) + " to hand its images over");
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Slot* slot = HandedOutSlot(batch);
-    if (!slot) return Status::OK();
-    auto* fresh = static_cast<uint8_t*>(opt_.allocator->Allocate(slot->capacity));
-    if (!fresh)
-      return Status::IOError("cannot allocate a new buffer of " + ByteSize(batch->image_bytes()) +
-                             " for the loader's batch " + std::to_string(batch->index) + " to hand its images over");
-    *images = slot->memory;
-    *bytes = slot->capacity;
-    slot->memory = fresh;
-    Recycle(slot);  // the slot's Batch, *batch, now describes the next one
+    if (Slot* slot = HandedOutSlot(batch)) {
+      *images = slot->memory;
+      *bytes = slot_bytes_;
+      slot->memory = fresh;
+      fresh = nullptr;
+      Recycle(slot);  // the slot's Batch, *batch, now describes the next one
+    }
+  }
+  if (fresh) {  // the batch was not handed out
+    opt_.allocator->Free(fresh, slot_bytes_);
+    return Status::OK();
   }
   work_cv_.notify_all();
   return Status::OK();
@@ -440,5 +459,6 @@ Status Loader::ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t
   return impl_->ReleaseKeepingImages(batch, images, bytes);
 }
 int64_t Loader::bad_samples() const { return impl_->bad_samples(); }
+void Loader::Close() { impl_->Close(); }
 
 }  // namespace ffyolo

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "ffyolo/dataset.h"
+#include "gil.h"
 #include "path_arg.h"
 #include "reader.h"
 
@@ -36,7 +37,7 @@ class PySplit {
     LabelIndex index;
     ffr::Status s;
     {
-      nb::gil_scoped_release release;
+      ReleasedGil released;
       s = dataset.LoadLabelIndex(name_, &index);
     }
     ThrowIfError(s);
@@ -127,7 +128,7 @@ reader.)")
             return s.OpenReader({backend, direct_io, verify_checksums});
           },
           nb::kw_only(), nb::arg("backend") = "auto", nb::arg("direct_io") = false,
-          nb::arg("verify_checksums") = true,
+          nb::arg("verify_checksums") = true, nb::call_guard<InCall>(),
           "A Reader over the split's shards, each checked against the manifest; options as Reader's.")
       .def("__repr__", [](const PySplit& s) {
         return "<ffyolo.Split " + s.name() + ": " + std::to_string(s.size()) + " samples>";
@@ -157,9 +158,9 @@ dataset.split(name) gives a Split.)")
           "names", [](const PyDataset& d) { return d.manifest().names; }, "Class index -> class name.")
       .def_prop_ro(
           "nc", [](const PyDataset& d) { return d.manifest().names.size(); }, "The number of classes.")
-      .def("split", &PyDataset::Split, nb::arg("name"),
+      .def("split", &PyDataset::Split, nb::arg("name"), nb::call_guard<InCall>(),
            "The split `name` (several joined by '+' read as one); KeyError when there is none.")
-      .def("__getitem__", &PyDataset::Split, nb::arg("name"))
+      .def("__getitem__", &PyDataset::Split, nb::arg("name"), nb::call_guard<InCall>())
       .def("__contains__", &PyDataset::Has, nb::arg("name"))
       .def("__repr__", [](const PyDataset& d) {
         return "<ffyolo.Dataset " + d.path() + ": " + std::to_string(d.manifest().splits.size()) + " splits, " +

@@ -9,12 +9,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nanobind/ndarray.h>
@@ -30,6 +32,7 @@
 #include "ffyolo/label_index.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/pixel_cache.h"
+#include "gil.h"
 #include "path_arg.h"
 #include "spare_buffers.h"
 
@@ -48,7 +51,7 @@ class HookedAllocator : public BatchAllocator {
   HookedAllocator(nb::object on_register, nb::object on_unregister)
       : register_(std::move(on_register)), unregister_(std::move(on_unregister)) {}
   ~HookedAllocator() override {
-    nb::gil_scoped_acquire gil;
+    HeldGil gil;
     register_.reset();
     unregister_.reset();
   }
@@ -77,7 +80,7 @@ class HookedAllocator : public BatchAllocator {
  private:
   // hook(address, *size): every Python object made with the GIL held, which the loader may not hold.
   static void Call(const nb::object& hook, void* p, const size_t* size) {
-    nb::gil_scoped_acquire gil;
+    HeldGil gil;
     if (!hook.is_valid()) return;  // cleared by the garbage collector
     try {
       const auto address = reinterpret_cast<uintptr_t>(p);
@@ -95,10 +98,11 @@ class HookedAllocator : public BatchAllocator {
 
 // The images of one batch while a numpy array views them.
 struct HeldImages {
-  PyLoader* loader;          // null once handed over, or the loader closed
-  const Batch* batch;        // the loader's, while `loader` is set
-  int64_t index;             // the batch's number in its epoch
-  uint8_t* owned = nullptr;  // after a hand-over: the memory, freed through `allocator`
+  PyLoader* loader;           // null once handed over, or the loader closed
+  const Batch* batch;         // the loader's, while `loader` is set
+  int64_t index;              // the batch's number in its epoch
+  PyObject* owner = nullptr;  // the capsule that owns this, which the array holds
+  uint8_t* owned = nullptr;   // after a hand-over: the memory, freed through `allocator`
   size_t bytes = 0;
   std::shared_ptr<BatchAllocator> allocator;  // the loader's, which outlives it while held
 };
@@ -132,6 +136,37 @@ Hyp LoadHyp(const nb::object& hyp) {
   ThrowIfError(s);
   return out;
 }
+
+// Every loader made, for StopEveryLoader: each one is registered as it is opened, with or without the GIL.
+class Registry {
+ public:
+  static Registry& Get() {
+    static Registry* registry = new Registry;  // never destroyed: StopEveryLoader runs at exit
+    return *registry;
+  }
+  std::shared_ptr<Loader> Add(std::unique_ptr<Loader> opened) {
+    std::shared_ptr<Loader> loader = std::move(opened);
+    std::lock_guard<std::mutex> lock(mu_);
+    loaders_.erase(std::remove_if(loaders_.begin(), loaders_.end(), [](const auto& l) { return l.expired(); }),
+                   loaders_.end());
+    loaders_.push_back(loader);
+    return loader;
+  }
+  void StopAll() {
+    std::vector<std::weak_ptr<Loader>> loaders;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      loaders.swap(loaders_);
+    }
+    for (const std::weak_ptr<Loader>& l : loaders) {
+      if (const std::shared_ptr<Loader> loader = l.lock()) loader->Close();
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::weak_ptr<Loader>> loaders_;
+};
 
 // Buffers Python let go of after a hand-over, kept for the next: one covers a loop holding its last
 // batch across each epoch's end.
@@ -183,7 +218,7 @@ class PyLoader {
     ffr::Status s;
     bool known_split = true;
     {
-      nb::gil_scoped_release release;
+      ReleasedGil released;
       s = Dataset::Open(data, &dataset_);
       if (s.ok() && options_.split.empty()) {
         s = dataset_->ResolveSplit(options_.training, &options_.split);
@@ -194,47 +229,58 @@ class PyLoader {
     }
     if (!known_split) throw nb::key_error(s.message().c_str());
     ThrowIfError(s);
+    files_ = dataset_->path() + "/" + options_.split + "/";
+    std::shared_ptr<Loader> loader;
     {
-      nb::gil_scoped_release release;
+      ReleasedGil released;
+      std::unique_ptr<Loader> opened;
       if (cache) s = UsePixelCache(*dataset_, *cache, &options_);
       if (s.ok()) s = dataset_->LoadLabelIndex(options_.split, &index_);
-      if (s.ok()) s = Loader::Open(*dataset_, options_, &loader_);
+      if (s.ok()) s = Loader::Open(*dataset_, options_, &opened);
+      if (s.ok()) loader = Registry::Get().Add(std::move(opened));
     }
     ThrowIfError(s);
+    loader_ = std::move(loader);
   }
 
   // Garbage collected while Python holds batches it could not hand over (no memory for the ring's new
-  // buffers): the loader is left running rather than freeing memory that arrays still view.
+  // buffers): the loader is left running, never freed, rather than free memory that arrays still view.
   ~PyLoader() {
     try {
       Close();
     } catch (...) {
       for (auto& [index, held] : held_) held->loader = nullptr;
-      loader_.release();
+      new std::shared_ptr<Loader>(std::move(loader_));
       dataset_.release();
     }
   }
 
-  // Hands every batch Python holds over, then stops the workers. Needs the GIL.
+  // Hands every batch Python holds over, then stops the workers. Needs the GIL. Safe against every call
+  // of another thread, and a memory hook's: a next() waiting for a batch raises ValueError.
   void Close() {
-    if (!loader_) return;
-    HandOver(INT64_MAX);
+    std::shared_ptr<Loader> loader = loader_;
+    if (!loader) return;
+    HandOver(*loader, INT64_MAX);
+    if (loader_ != loader) return;  // closed meanwhile, by a memory hook or another thread
+    loader_.reset();
+    std::unique_ptr<Dataset> dataset = std::move(dataset_);
     {
-      nb::gil_scoped_release release;
-      loader_.reset();
-      dataset_.reset();
+      ReleasedGil released;
+      loader->Close();
+      loader.reset();  // frees the ring, unless a call of another thread still holds the loader
+      dataset.reset();
     }
     allocator_->Drain();
   }
   bool closed() const { return loader_ == nullptr; }
 
-  int64_t size() const { return Get().batches_per_epoch(); }
+  int64_t size() const { return Get()->batches_per_epoch(); }
   int64_t epoch() const { return epoch_; }
   int64_t batch_index() const { return next_batch_; }
   const std::string& split() const { return options_.split; }
   int batch_size() const { return options_.batch_size; }
-  int64_t samples() const { return Get().samples_per_epoch(); }
-  int64_t bad_samples() const { return Get().bad_samples(); }
+  int64_t samples() const { return Get()->samples_per_epoch(); }
+  int64_t bad_samples() const { return Get()->bad_samples(); }
   std::vector<std::string> bad_sample_reports() const {
     std::lock_guard<std::mutex> lock(reports_mu_);
     return bad_reports_;
@@ -285,27 +331,41 @@ class PyLoader {
 
   // The next batch as (imgs, targets, paths, shapes); StopIteration after the epoch's last, and the
   // epoch after it comes next.
+  //
+  // Other Python code may run in the middle (a memory hook, or another thread while the GIL is released)
+  // and close the loader: `loader` keeps it alive, its calls then return Aborted, and the checks of Get()
+  // after them raise ValueError.
   nb::tuple Next() {
-    Loader& loader = Get();
-    if (iterating_) throw std::runtime_error("another thread is iterating this ffyolo.Loader");
-    if (next_batch_ >= loader.batches_per_epoch()) EndEpoch();
+    const std::shared_ptr<Loader> loader = Get();
+    if (iterating_ == std::this_thread::get_id())
+      throw std::runtime_error("next() of this ffyolo.Loader called from inside its own next(), by a memory hook: "
+                               "a hook may not iterate the loader that calls it");
+    if (iterating_ != std::thread::id()) throw std::runtime_error("another thread is iterating this ffyolo.Loader");
+    iterating_ = std::this_thread::get_id();
+    struct Done {
+      std::thread::id& iterating;
+      ~Done() { iterating = std::thread::id(); }
+    } done{iterating_};
+    if (next_batch_ >= loader->batches_per_epoch()) EndEpoch();
     ffr::Status s;
     if (!started_) {
-      HandOver(INT64_MAX);  // Start makes every batch handed out invalid
-      nb::gil_scoped_release release;
-      s = loader.Start(epoch_, next_batch_);
+      HandOver(*loader, INT64_MAX);  // Start makes every batch handed out invalid
+      {
+        ReleasedGil released;
+        s = loader->Start(epoch_, next_batch_);
+      }
+      Get();
+      ThrowIfError(s);
+      started_ = true;
     }
-    ThrowIfError(s);
-    started_ = true;
     // The ring slot the next batch fills is free once the batch that many before it is: hand that over.
-    HandOver(next_batch_ - options_.prefetch);
+    HandOver(*loader, next_batch_ - options_.prefetch);
     const Batch* b = nullptr;
-    iterating_ = true;
     {
-      nb::gil_scoped_release release;
-      s = loader.Next(&b);
+      ReleasedGil released;
+      s = loader->Next(&b);
     }
-    iterating_ = false;
+    Get();
     ThrowIfError(s);
     if (!b) EndEpoch();
     ++next_batch_;
@@ -321,13 +381,13 @@ class PyLoader {
   }
 
  private:
-  Loader& Get() const {
+  const std::shared_ptr<Loader>& Get() const {
     if (getpid() != pid_)
       throw std::runtime_error("this ffyolo.Loader was made in process " + std::to_string(pid_) +
                                " and cannot be used in process " + std::to_string(getpid()) +
                                " after fork(): make a new Loader in the child");
     if (!loader_) throw nb::value_error("this ffyolo.Loader is closed");
-    return *loader_;
+    return loader_;
   }
 
   [[noreturn]] void EndEpoch() {
@@ -342,12 +402,17 @@ class PyLoader {
   }
 
   // Hands over the images of every held batch numbered `last` or less: their arrays keep their
-  // memory, and the loader's ring slots get new buffers.
-  void HandOver(int64_t last) {
-    for (auto it = held_.begin(); it != held_.end() && it->first <= last;) {
-      HeldImages* held = it->second;
-      const ffr::Status s = loader_->ReleaseKeepingImages(held->batch, &held->owned, &held->bytes);
+  // memory, and the loader's ring slots get new buffers. Each batch leaves held_ first, its capsule kept:
+  // a new buffer's memory hook may let other Python code run, which may drop the array or close the loader
+  // (handing over the other batches itself).
+  void HandOver(Loader& loader, int64_t last) {
+    while (!held_.empty() && held_.begin()->first <= last) {
+      HeldImages* held = held_.begin()->second;
+      held_.erase(held_.begin());
+      const nb::object owner = nb::borrow(held->owner);
+      const ffr::Status s = loader.ReleaseKeepingImages(held->batch, &held->owned, &held->bytes);
       if (!s.ok()) {
+        held_[held->index] = held;
         PyErr_SetString(PyExc_MemoryError, (s.message() + ": Python still holds batch " +
                                             std::to_string(held->index) + " and the loader needs its buffer; "
                                             "let go of old batches, or copy the ones to keep")
@@ -356,10 +421,11 @@ class PyLoader {
       }
       held->allocator = allocator_;
       held->loader = nullptr;
-      it = held_.erase(it);
     }
   }
 
+  // The batch as Python's; it joins held_ last, after a check that making the objects, which may run
+  // other Python code, left the loader open. Until then its capsule releases the batch if dropped.
   nb::tuple Wrap(const Batch* b) {
     auto* held = new HeldImages{this, b, b->index};
     nb::capsule owner(held, [](void* p) noexcept {
@@ -371,7 +437,7 @@ class PyLoader {
       }
       delete h;
     });
-    held_[b->index] = held;
+    held->owner = owner.ptr();
     const size_t shape[4] = {static_cast<size_t>(b->size), 3, static_cast<size_t>(b->height),
                              static_cast<size_t>(b->width)};
     nb::object images = nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<4>>(b->images, 4, shape, owner));
@@ -385,7 +451,7 @@ class PyLoader {
     for (int k = 0; k < b->size; ++k) {
       const ImageMeta& m = b->meta[k];
       const std::string_view file = index_.file_name(static_cast<size_t>(m.dataset_index));
-      paths.append(dataset_->path() + "/" + options_.split + "/" + std::string(file));
+      paths.append(files_ + std::string(file));
       if (m.mosaic) {
         shapes.append(nb::none());
       } else {  // YOLOv5's (h0, w0), ((h / h0, w / w0), (padw, padh))
@@ -394,7 +460,10 @@ class PyLoader {
                                                     nb::make_tuple(m.pad_w, m.pad_h))));
       }
     }
-    return nb::make_tuple(images, targets, nb::tuple(paths), nb::tuple(shapes));
+    nb::tuple batch = nb::make_tuple(images, targets, nb::tuple(paths), nb::tuple(shapes));
+    Get();
+    held_[b->index] = held;
+    return batch;
   }
 
   pid_t pid_;
@@ -402,10 +471,13 @@ class PyLoader {
   std::shared_ptr<SpareBuffers> allocator_;  // before loader_: it frees the ring through it
   HookedAllocator* hooked_ = nullptr;        // the source of allocator_, when it calls memory hooks
   std::unique_ptr<Dataset> dataset_;
+  std::string files_;  // the split's folder in the dataset, ending in '/': each path's start
   LabelIndex index_;
-  std::unique_ptr<Loader> loader_;
+  // Shared with the calls under way, which may outlive close() (and meanwhile see Aborted).
+  std::shared_ptr<Loader> loader_;
   int64_t epoch_ = 0, next_batch_ = 0;
-  bool started_ = false, iterating_ = false;
+  bool started_ = false;
+  std::thread::id iterating_;  // the thread inside next(), if one is
   std::map<int64_t, HeldImages*> held_;  // the batches whose images Python holds, by number
   mutable std::mutex reports_mu_;
   std::vector<std::string> bad_reports_;
@@ -428,6 +500,11 @@ PyType_Slot kLoaderSlots[] = {{Py_tp_traverse, reinterpret_cast<void*>(TraverseL
                               {0, nullptr}};
 
 }  // namespace
+
+void StopEveryLoader() {
+  ReleasedGil released;
+  Registry::Get().StopAll();
+}
 
 void BindLoader(nb::module_& m) {
   nb::class_<PyLoader>(m, "Loader", nb::type_slots(kLoaderSlots), R"(Batches of a packed dataset's split for YOLOv5, made by ffyolo's C++ loader.
@@ -470,15 +547,15 @@ for CUDA copies).)")
           nb::arg("workers") = 8, nb::arg("rank") = 0, nb::arg("world_size") = 1, nb::arg("augment") = true,
           nb::arg("rect") = false, nb::arg("hyp") = nb::none(), nb::arg("cache") = nb::none(), nb::arg("seed") = 0,
           nb::arg("shuffle") = true, nb::arg("drop_last") = false, nb::arg("prefetch") = 4,
-          nb::arg("single_cls") = false, nb::arg("memory_hooks") = nb::none())
+          nb::arg("single_cls") = false, nb::arg("memory_hooks") = nb::none(), nb::call_guard<InCall>())
       .def("__len__", &PyLoader::size, "The batches of an epoch (this rank's).")
       .def("__iter__", [](nb::handle self) { return self; })
-      .def("__next__", &PyLoader::Next)
+      .def("__next__", &PyLoader::Next, nb::call_guard<InCall>())
       .def("set_epoch", &PyLoader::SetEpoch, nb::arg("epoch"),
            "The next iteration runs `epoch` from its first batch (torch's DistributedSampler.set_epoch).")
       .def("state_dict", &PyLoader::StateDict,
            "Where the loader stands: the epoch and the next batch, with the options a resume must share.")
-      .def("load_state_dict", &PyLoader::LoadStateDict, nb::arg("state"),
+      .def("load_state_dict", &PyLoader::LoadStateDict, nb::arg("state"), nb::call_guard<InCall>(),
            "The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted "
            "run would have given. ValueError for the state of a loader with other options.")
       .def_prop_ro("epoch", &PyLoader::epoch, "The epoch the next batch belongs to.")
@@ -491,10 +568,10 @@ for CUDA copies).)")
       .def_prop_ro("bad_sample_reports", &PyLoader::bad_sample_reports,
                    "What was wrong with each corrupt sample: the split, the sample, its file and why.")
       .def_prop_ro("closed", &PyLoader::closed, "Whether close() was called.")
-      .def("close", &PyLoader::Close,
+      .def("close", &PyLoader::Close, nb::call_guard<InCall>(),
            "Stops the worker threads; batches Python still holds keep their memory.")
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyLoader& l, nb::args) { l.Close(); })
+      .def("__exit__", [](PyLoader& l, nb::args) { l.Close(); }, nb::call_guard<InCall>())
       .def("__repr__", [](const PyLoader& l) {
         if (l.closed()) return std::string("<ffyolo.Loader (closed)>");
         return "<ffyolo.Loader " + l.split() + ": " + std::to_string(l.size()) + " batches of " +

@@ -3,11 +3,13 @@
 
 #include "dataset.h"
 #include "errors.h"
+#include "gil.h"
 #include "loader.h"
 #include "reader.h"
 
 NB_MODULE(_ffyolo, m) {
   m.doc() = "ffyolo's C++ reader, datasets and loader; use them through the package ffyolo.";
+  ffyolo::python::ShutGilGateAtExit(&ffyolo::python::StopEveryLoader);
   ffyolo::python::RegisterErrors(m);
   ffyolo::python::BindReader(m);
   ffyolo::python::BindDataset(m);

@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "ffyolo/dataset.h"
+#include "gil.h"
 #include "path_arg.h"
 
 namespace nb = nanobind;
@@ -34,7 +35,7 @@ std::unique_ptr<ffr::Reader> Open(const PyReader::Source& source, const PyReader
   ffr::Status s;
   {
     // Opening reads every shard's header (and with mmap populates the mappings): other threads run.
-    nb::gil_scoped_release release;
+    ReleasedGil released;
     if (source.split.empty()) {
       s = ffr::Reader::Open(source.path, o, &reader);
     } else {
@@ -98,7 +99,7 @@ nb::typed<nb::list, nb::bytes> PyReader::ReadBatch(const std::vector<int64_t>& i
   }
   ffr::Status s;
   {
-    nb::gil_scoped_release release;
+    ReleasedGil released;
     s = reader->ReadBatchInto(at.data(), at.size(), dsts.data());
   }
   ThrowIfError(s);
@@ -124,12 +125,12 @@ options and reopens when unpickled; after os.fork() it raises RuntimeError in th
             new (self) PyReader({path.path, ""}, {backend, direct_io, verify_checksums});
           },
           nb::arg("path"), nb::kw_only(), nb::arg("backend") = "auto", nb::arg("direct_io") = false,
-          nb::arg("verify_checksums") = true)
+          nb::arg("verify_checksums") = true, nb::call_guard<InCall>())
       .def("__len__", &PyReader::size, "The number of samples.")
-      .def("read", &PyReader::Read, nb::arg("index"), "Sample `index` (negative counts from the end).")
-      .def("read_batch", &PyReader::ReadBatch, nb::arg("indices"),
+      .def("read", &PyReader::Read, nb::arg("index"), nb::call_guard<InCall>(), "Sample `index` (negative counts from the end).")
+      .def("read_batch", &PyReader::ReadBatch, nb::arg("indices"), nb::call_guard<InCall>(),
            "The samples at `indices`, in order (repeats allowed), read with one submission.")
-      .def("__getitem__", &PyReader::Read, nb::arg("index"))
+      .def("__getitem__", &PyReader::Read, nb::arg("index"), nb::call_guard<InCall>())
       .def_prop_ro("backend", &PyReader::backend, "The backend in use: 'io_uring', 'pread' or 'mmap'.")
       .def_prop_ro(
           "path", [](const PyReader& r) { return r.source().path; },
@@ -152,7 +153,8 @@ options and reopens when unpickled; after os.fork() it raises RuntimeError in th
       .def("__setstate__",
            [](PyReader* self, const State& s) {
              new (self) PyReader({std::get<0>(s), std::get<1>(s)}, {std::get<2>(s), std::get<3>(s), std::get<4>(s)});
-           })
+           },
+           nb::call_guard<InCall>())
       .def("__repr__", [](const PyReader& r) {
         std::string where = r.source().split.empty() ? r.source().path : r.source().path + ", split=" + r.source().split;
         if (r.closed()) return "<ffyolo.Reader " + where + " (closed)>";

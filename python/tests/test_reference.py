@@ -61,6 +61,15 @@ def test_torch_checks_on_the_cuda_libtorch(coco128, ffyolo_path):
     assert "torch checks passed on torch 2.11" in out
 
 
+def test_a_torch_loader_iterated_by_a_daemon_thread_lets_the_interpreter_exit(coco128, ffyolo_path):
+    """Its closer at exit met the thread waiting for a batch: the interpreter hung (3 runs of 4), now each
+    of 3 runs exits."""
+    python = environment(REF_PYTHON, "torch")
+    for _ in range(3):
+        assert "exiting while a daemon thread iterates" in run(python, "torch_daemon_exit.py", coco128,
+                                                               path=ffyolo_path, timeout=60)
+
+
 def test_ultralytics_train_py_trains_through_create_dataloader(coco128, ffyolo_path, tmp_path):
     python = environment(REF_PYTHON, "torch, yolov5.train")
     out = run(python, "train_py.py", coco128, tmp_path, path=ffyolo_path, timeout=900)

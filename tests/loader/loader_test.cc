@@ -2,9 +2,11 @@
 // batches, corrupt samples, stopping mid-epoch.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <thread>
 #include <opencv2/core.hpp>
 
 #include "ffr/format.h"
@@ -464,6 +466,57 @@ TEST(LoaderTest, ReleaseKeepingImagesWithoutMemoryFailsAndReleases) {
     loader->Release(b);
   }
   EXPECT_EQ(batches, loader->batches_per_epoch());
+}
+
+// Close from another thread wakes a Next that waits for a batch: here one that cannot come, as the ring's one
+// slot holds a batch not released. Every later Start and Next says the loader is closed, and the batch handed
+// out stays as it was until the loader is destroyed.
+TEST(LoaderTest, CloseWakesANextWaitingInAnotherThread) {
+  LoaderOptions o = TrainOptions(2);
+  o.prefetch = 1;
+  std::unique_ptr<Loader> loader = OpenLoader(o);
+  ASSERT_TRUE(loader->Start(0).ok());
+  const Batch* held = nullptr;
+  ASSERT_TRUE(loader->Next(&held).ok());
+  const std::string images(reinterpret_cast<const char*>(held->images), held->image_bytes());
+  Status waited;
+  std::thread waiter([&] {
+    const Batch* b = nullptr;
+    waited = loader->Next(&b);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  loader->Close();
+  waiter.join();
+  EXPECT_TRUE(waited.IsAborted()) << waited.ToString();
+  EXPECT_TRUE(loader->Start(1).IsAborted());
+  EXPECT_TRUE(std::string(reinterpret_cast<const char*>(held->images), held->image_bytes()) == images);
+}
+
+// An allocator may call the loader (Python's memory hooks run Python code, which may): ReleaseKeepingImages
+// calls it without the loader's lock.
+TEST(LoaderTest, TheAllocatorOfAHandOverMayCallTheLoader) {
+  class Calling : public BatchAllocator {
+   public:
+    void* Allocate(size_t bytes) override {
+      if (loader) calls += 1 + loader->bad_samples();
+      return Default()->Allocate(bytes);
+    }
+    void Free(void* p, size_t bytes) override { Default()->Free(p, bytes); }
+    const Loader* loader = nullptr;
+    int64_t calls = 0;
+  } calling;
+  LoaderOptions o = TrainOptions(2);
+  o.allocator = &calling;
+  std::unique_ptr<Loader> loader = OpenLoader(o);
+  calling.loader = loader.get();
+  ASSERT_TRUE(loader->Start(0).ok());
+  const Batch* b = nullptr;
+  ASSERT_TRUE(loader->Next(&b).ok());
+  uint8_t* images = nullptr;
+  size_t bytes = 0;
+  ASSERT_TRUE(loader->ReleaseKeepingImages(b, &images, &bytes).ok());
+  EXPECT_EQ(calling.calls, 1);
+  calling.Free(images, bytes);
 }
 
 // yolo-ffr batches' digests: CRC-32s of exactly the batch's bytes, the same with 1 and 3 workers, and

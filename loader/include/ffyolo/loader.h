@@ -75,7 +75,7 @@ class Loader {
   int64_t batches_per_epoch() const;
 
   // Starts producing the batches of `epoch` from batch `first_batch` on (resume).
-  // Stops any epoch in progress.
+  // Stops any epoch in progress. Aborted once the loader is closed.
   Status Start(int64_t epoch, int64_t first_batch = 0);
   // --image-weights: from the next Start on, an epoch reads n samples drawn
   // with replacement, sample i with probability weights[i] / sum (YOLOv5's
@@ -84,7 +84,8 @@ class Loader {
   // every sample once. Training without rect batches only.
   Status SetSampleWeights(std::vector<double> weights);
   // The next batch in order; nullptr after the epoch's last batch. The batch
-  // stays valid until Release or the next Start.
+  // stays valid until Release or the next Start. Aborted once the loader is
+  // closed, a Next waiting at that moment included.
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
   // Release, but the batch's images stay where they are and become the
@@ -92,8 +93,15 @@ class Loader {
   // frees the old one, batch->images, with allocator->Free(images, bytes) when
   // done. For a caller that cannot tell when it will be done (Python's arrays).
   // IOError, and nothing done (the batch still the caller's to Release), when
-  // no new buffer can be had.
+  // no new buffer can be had. The allocator is called without the loader's
+  // lock held, so it may call the loader itself.
   Status ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t* bytes);
+  // Stops the workers for good and returns once they have stopped; a Start or
+  // Next waiting in another thread returns Aborted, as every later one does.
+  // Release and ReleaseKeepingImages still work, and batches handed out stay
+  // valid until the loader is destroyed. Safe while other threads call the
+  // loader (destroying it is not); the destructor closes.
+  void Close();
   // Corrupt samples seen since Open.
   int64_t bad_samples() const;
 
