@@ -13,7 +13,8 @@
 # need is built there; the torch-free code and its tests ran in build/ already. Then the Python
 # package's torch checks against that torch 2.11 (.venv-cuda), and the wheel users install
 # (scripts/wheel-test.sh: built, repaired, installed where the libraries it carries are hidden, its
-# tests run with torch 2.11 imported first).
+# tests run with torch 2.11 imported first), and the extension linked as the GPU machine's compiler links
+# it, libstdc++ statically (scripts/python-static-test.sh), its tests run with torch 2.11 imported first.
 # No test may take over TEST_TIMEOUT seconds (default 300): a hung or runaway test fails alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,8 @@ if [ "${TORCH:-}" = cuda ]; then
   step "tests against LibTorch 2.11" ctest --test-dir build-cuda --output-on-failure -j "$JOBS" "${timeout[@]}" -L trainer "$@"
   step "Python package's torch checks against torch 2.11" bash scripts/python-test.sh -k cuda_libtorch
   step "the wheel, installed where its libraries are hidden, torch 2.11 first" bash scripts/wheel-test.sh
+  step "the extension as the GPU machine builds it (static libstdc++), torch 2.11 first" \
+    bash scripts/python-static-test.sh
   exit 0
 fi
 

@@ -11,13 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 source scripts/lib/mask.sh
+source scripts/lib/torch-first.sh
 work=build/wheel-test
-torch_venv=${TORCH_VENV:-.venv-cuda}
 if ! inside_private_mounts "$0"; then
-  site=$("$torch_venv/bin/python" -c 'import sysconfig, torch; print(sysconfig.get_paths()["purelib"])') ||
-    { echo "wheel-test: no torch in $torch_venv: run TORCH=cuda bash scripts/install-deps.sh" >&2; exit 1; }
+  torch_site
   FFYOLO_WHEEL=$(bash scripts/wheel.sh "$work/dist")
-  export FFYOLO_WHEEL FFYOLO_TORCH_SITE=$site
+  export FFYOLO_WHEEL
   in_private_mounts "$0" "$@" && exit 0 || exit
 fi
 
@@ -49,7 +48,7 @@ echo "wheel-test: hidden: $(echo $stems), /usr/include, $arch_libs/{pkgconfig,cm
 # The tools the tests run (nm among them: binutils loads libzstd), with the system's libraries back for
 # them alone.
 tools=$work/tools
-rm -rf "$tools" "$work/venv"
+rm -rf "$tools"
 mkdir -p "$tools"
 for tool in build/tools/yolo-pack build/tools/yolo-ffr "$(command -v nm)"; do
   [ -x "$tool" ] || continue
@@ -57,11 +56,8 @@ for tool in build/tools/yolo-pack build/tools/yolo-ffr "$(command -v nm)"; do
   chmod +x "$tools/${tool##*/}"
 done
 
-python3 -m venv "$work/venv"
+torch_first_venv "$work/venv" "$FFYOLO_WHEEL"
 python=$work/venv/bin/python
-"$python" -m pip --disable-pip-version-check -q install "$FFYOLO_WHEEL" pytest
-# torch 2.11 from its environment, after this one's own packages on the path.
-echo "$FFYOLO_TORCH_SITE" >"$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch-2.11.pth"
 
 # No library the wheel carries was loaded from the system (other wheels carry copies of their own: numpy's
 # libgfortran), and the extension is the installed one.
@@ -79,6 +75,4 @@ assert not strays, f"libraries the wheel carries, loaded from elsewhere: {strays
 print(f"wheel-test: torch {torch.__version__} and {extension.__file__}: "
       f"{sum(1 for p in loaded if p.startswith(wheel + '/ffyolo.libs/'))} libraries from ffyolo.libs")
 PY
-cd "$work"
-FFYOLO_TEST_TORCH_FIRST=1 FFYOLO_TOOLS=$repo/$tools "$repo/$python" -m pytest -q -rs -p no:cacheprovider \
-  "$repo/python/tests" "$@"
+FFYOLO_TOOLS=$repo/$tools torch_first_pytest "$work/venv" "$@"
