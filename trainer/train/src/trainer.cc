@@ -98,6 +98,23 @@ cv::Mat RenderTrainBatch(const torch::Tensor& images, const torch::Tensor& targe
   return RenderBatchGrid(batch, options);
 }
 
+// Why this run's step cannot be captured as a CUDA graph (ResolveStepVariants), "" when it can. A graph
+// replays batches of one shape and steps that update; the captured step all-reduces after its replay
+// (captured_step.h), but SyncBN's collectives sit inside the forward pass.
+std::string GraphRefusal(const TrainOptions& opt, int world) {
+  if (opt.quad) return "not with --quad (its collate makes other shapes)";
+  if (opt.sync_bn && world > 1) return "not with --sync-bn (its all-reduces run inside the forward pass)";
+  if (opt.multi_scale) return "not with --multi-scale (each batch has a size of its own)";
+  if (opt.rect) return "not with --rect (each batch has a shape of its own)";
+  if (opt.cuda_graph != "auto") return "";  // asked for, it replays the warm-up's steps that do not accumulate
+  ScheduleOptions so;
+  so.batch_size = opt.batch_size;
+  const int accumulate = Schedule(so).base_accumulate();
+  if (accumulate == 1) return "";
+  return "--batch " + std::to_string(opt.batch_size) + " accumulates the gradients of " + std::to_string(accumulate) +
+         " batches, which a graph cannot take";
+}
+
 }  // namespace
 
 // The run's state: the checkpoint's part (model, EMA, optimizer, scaler,
@@ -259,29 +276,9 @@ Status Trainer::State::SetUpDevice() {
   cuda = device.is_cuda();
   // cudnn.benchmark as train.py: cuDNN picks its fastest kernels once per input size (a few with --multi-scale).
   if (cuda) at::globalContext().setBenchmarkCuDNN(true);
-  // The captured step all-reduces after its replay (captured_step.h); SyncBN's collectives sit inside the
-  // forward pass, where a capture cannot wait for other ranks.
-  // A graph replays batches of one shape only, and steps whose gradients do not accumulate.
-  std::string graph_refusal;
-  if (opt.quad)
-    graph_refusal = "not with --quad (its collate makes other shapes)";
-  else if (opt.sync_bn && world > 1)
-    graph_refusal = "not with --sync-bn (its all-reduces run inside the forward pass)";
-  else if (opt.multi_scale)
-    graph_refusal = "not with --multi-scale (each batch has a size of its own)";
-  else if (opt.rect)
-    graph_refusal = "not with --rect (each batch has a shape of its own)";
-  else if (opt.cuda_graph == "auto") {  // asked for, it replays the warm-up's steps that do not accumulate
-    ScheduleOptions so;
-    so.batch_size = opt.batch_size;
-    if (Schedule(so).base_accumulate() > 1)
-      graph_refusal = "--batch " + std::to_string(opt.batch_size) + " accumulates the gradients of " +
-                      std::to_string(Schedule(so).base_accumulate()) + " batches, which a graph cannot take";
-  }
   std::string note;
-  FFR_RETURN_IF_ERROR(ResolveStepVariants(
-      {opt.channels_last, opt.sync_free_loss, opt.cuda_graph, opt.fused_bn_silu}, cuda, graph_refusal, &variants,
-      &note));
+  FFR_RETURN_IF_ERROR(ResolveStepVariants({opt.channels_last, opt.sync_free_loss, opt.cuda_graph, opt.fused_bn_silu},
+                                          cuda, GraphRefusal(opt, world), &variants, &note));
   if (!note.empty()) Info(note);
   // Ranks on one machine share its CPUs unless each was bound to its own (--bind-numa).
   cpus = std::max(1, UsableCpus() / (opt.distributed && !opt.bind_numa ? opt.dist.local_world_size : 1));
