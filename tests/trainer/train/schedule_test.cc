@@ -68,5 +68,26 @@ TEST(ScheduleTest, WarmupRampsLrMomentumAndAccumulate) {
   EXPECT_NEAR(after.lr[0], 0.01 * ((1 - 10.0 / 300) * 0.99 + 0.01), 1e-15);
 }
 
+// Past the warmup train.py's LambdaLR trails its lambda by an epoch (stepped once by its constructor, then
+// last_epoch = start_epoch - 1): epoch e trains at lr0 * lf(e - 1), except the epoch in which the warmup
+// ends, which keeps the warmup's lr0 * lf(epoch). Measured against train.py step by step (docs/bench.md).
+TEST(ScheduleTest, LrAfterTheWarmupTrailsTheLambdaByAnEpoch) {
+  auto lf = [](double e) { return (1 - e / 300) * 0.99 + 0.01; };
+  Schedule s(Opts(16, 30, 300));  // nw = max(round(3 * 30), 100) = 100: the warmup ends in epoch 3
+  EXPECT_NEAR(s.At(100, 3).lr[1], 0.01 * lf(3), 1e-15);  // the warmup's last iteration
+  EXPECT_NEAR(s.At(119, 3).lr[1], 0.01 * lf(3), 1e-15);  // the rest of that epoch keeps it
+  for (int64_t epoch : {4, 50, 299}) {
+    const Schedule::Step step = s.At(epoch * 30, epoch);
+    for (int g = 0; g < 3; ++g) EXPECT_NEAR(step.lr[g], 0.01 * lf(epoch - 1), 1e-15) << "epoch " << epoch;
+  }
+  Schedule long_epochs(Opts(16, 500, 300));  // nw = 1500 ends in epoch 3 too
+  EXPECT_NEAR(long_epochs.At(1600, 3).lr[0], 0.01 * lf(3), 1e-15);
+  EXPECT_NEAR(long_epochs.At(2000, 4).lr[0], 0.01 * lf(3), 1e-15);
+  ScheduleOptions short_warmup = Opts(16, 500, 300);
+  short_warmup.warmup_epochs = 0;  // nw = 100 ends in epoch 0, which keeps lf(0)
+  EXPECT_NEAR(Schedule(short_warmup).At(400, 0).lr[1], 0.01 * lf(0), 1e-15);
+  EXPECT_NEAR(Schedule(short_warmup).At(500, 1).lr[1], 0.01 * lf(0), 1e-15);
+}
+
 }  // namespace
 }  // namespace ffyolo

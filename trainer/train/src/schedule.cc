@@ -30,7 +30,12 @@ double Schedule::ScaledWeightDecay(double weight_decay) const {
 
 Schedule::Step Schedule::At(int64_t ni, int64_t epoch) const {
   Step s;
-  const double lr = o_.lr0 * LrFactor(epoch);
+  // Past the warmup the lr is LambdaLR's, and train.py's runs one epoch behind its lambda: its constructor
+  // steps it once (last_epoch 0), train.py then sets last_epoch = start_epoch - 1, so the step ending epoch
+  // e - 1 sets lr0 * lf(e - 1) for epoch e. The epoch in which the warmup ends keeps the warmup's last value,
+  // lr0 * lf(epoch), to its end (the scheduler steps only between epochs).
+  const int64_t warmup_epoch = warmup_ / std::max<int64_t>(o_.batches_per_epoch, 1);
+  const double lr = o_.lr0 * LrFactor(ni <= warmup_ || epoch <= warmup_epoch ? epoch : epoch - 1);
   s.accumulate = base_accumulate_;
   s.momentum = o_.momentum;
   for (double& g : s.lr) g = lr;

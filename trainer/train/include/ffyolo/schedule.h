@@ -25,7 +25,7 @@ class Schedule {
  public:
   explicit Schedule(const ScheduleOptions& options);
 
-  // lf(epoch): the lr factor the LambdaLR scheduler applies in `epoch`.
+  // lf(epoch), train.py's lambda; after the warmup, epoch e trains at lr0 * lf(e - 1) (At).
   double LrFactor(int64_t epoch) const;
   // max(round(nbs / batch_size), 1), Python's banker's rounding.
   int base_accumulate() const { return base_accumulate_; }
