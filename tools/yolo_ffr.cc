@@ -92,7 +92,7 @@ int Batches(const std::string& path, ffyolo::LoaderOptions options, const std::s
             int64_t limit) {
   std::unique_ptr<ffyolo::Dataset> dataset;
   Status s = ffyolo::Dataset::Open(path, &dataset);
-  if (s.ok() && !cache.empty()) s = ffyolo::UsePixelCache(*dataset, cache, &options);
+  if (s.ok() && !cache.empty()) s = ffyolo::UsePixelCache(*dataset, cache, &options, "run without --cache");
   options.on_bad_sample = [](const std::string& m) { std::fprintf(stderr, "yolo-ffr: %s\n", m.c_str()); };
   if (s.ok())
     s = ffyolo::DigestBatches(*dataset, options, epoch, limit, [](const ffyolo::BatchDigest& d) {
@@ -277,6 +277,7 @@ int Main(int argc, char** argv) {
   }
   if (cache->parsed()) {
     cache_options.training = !cache_for_val;
+    cache_options.instead = "build it on another disk (yolo-ffr cache -o DIR)";
     return Cache(path, cache_options);
   }
   if (check->parsed()) {

@@ -190,7 +190,7 @@ int Main(int argc, char** argv) {
   policy.flags = launch;
   policy.nproc_given = nproc_opt->count() > 0;
   policy.cuda_devices = device.cuda;
-  policy.cuda = !device.cpu && (!device.cuda.empty() || ffyolo::CudaDeviceCount() > 0);
+  policy.cuda = !device.cpu && (!device.Automatic() || ffyolo::CudaDeviceCount() > 0);
   policy.bind_numa = o.bind_numa;
   policy.args.assign(argv, argv + argc);
   policy.on_message = [](const std::string& message) {

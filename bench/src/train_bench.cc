@@ -152,7 +152,7 @@ Status Pipeline(const TrainBenchOptions& o, const Dataset& dataset, const Hyp& h
   std::string bad;
   lo.on_bad_sample = [&bad](const std::string& m) { bad = m; };
   lo.pixel_cache_dir = o.cache_dir;
-  if (!o.cache.empty()) FFR_RETURN_IF_ERROR(UsePixelCache(dataset, o.cache, &lo));
+  if (!o.cache.empty()) FFR_RETURN_IF_ERROR(UsePixelCache(dataset, o.cache, &lo, "run without --cache"));
   std::unique_ptr<Loader> loader;
   FFR_RETURN_IF_ERROR(Loader::Open(dataset, lo, &loader));
   BatchTransfer transfer(loader.get(), device, t->model->memory_format());

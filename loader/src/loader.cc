@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "ffyolo/output/disk_space.h"
@@ -142,6 +144,9 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (!opt_.allocator) opt_.allocator = BatchAllocator::Default();
   opt_.workers = std::max(1, opt_.workers);
   opt_.prefetch = std::max(1, opt_.prefetch);
+  if (opt_.workers > LoaderOptions::kMaxWorkers)
+    return Status::InvalidArgument("workers " + std::to_string(opt_.workers) + ": more than " +
+                                   std::to_string(LoaderOptions::kMaxWorkers) + " loader threads");
   if (opt_.pixel_cache) {
     const PixelCacheOptions po = PixelCacheFor(opt_);
     ffr::ReaderOptions ro = opt_.reader;
@@ -187,11 +192,21 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   batches_per_epoch_ = opt_.drop_last ? samples_per_epoch_ / opt_.batch_size
                                       : (samples_per_epoch_ + opt_.batch_size - 1) / opt_.batch_size;
 
-  slots_.resize(opt_.prefetch);
   // Rect batches can exceed img_size (pad 0.5 at 640 gives 672): size the ring for the largest.
   size_t pixels = static_cast<size_t>(opt_.img_size) * opt_.img_size;
   for (const auto& [h, w] : rect_.shapes) pixels = std::max(pixels, static_cast<size_t>(h) * w);
   slot_bytes_ = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
+  // A ring larger than the machine's memory would fail in an allocation that names nothing, or be
+  // killed once touched: refused here, naming prefetch.
+  const double ring_bytes = static_cast<double>(slot_bytes_) * opt_.prefetch;
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (memory > 0 && ring_bytes > memory)
+    return Status::InvalidArgument("prefetch " + std::to_string(opt_.prefetch) + ": a ring of " +
+                                   std::to_string(opt_.prefetch) + " batches of " + ByteSize(slot_bytes_) +
+                                   " (--batch " + std::to_string(opt_.batch_size) + " at --img " +
+                                   std::to_string(opt_.img_size) + ") needs more than this machine's " +
+                                   ByteSize(static_cast<uint64_t>(memory)) + " of memory");
+  slots_.resize(opt_.prefetch);
   for (Slot& s : slots_) {
     s.memory = static_cast<uint8_t*>(opt_.allocator->Allocate(slot_bytes_));
     if (!s.memory)
@@ -202,7 +217,14 @@ Status Loader::Impl::Init(const Dataset& dataset) {
     s.targets.resize(opt_.batch_size);
     s.batch.meta.resize(opt_.batch_size);
   }
-  for (int i = 0; i < opt_.workers; ++i) workers_.emplace_back(&Impl::Worker, this, i);
+  for (int i = 0; i < opt_.workers; ++i) {
+    try {
+      workers_.emplace_back(&Impl::Worker, this, i);
+    } catch (const std::system_error& e) {  // the process's thread limit; ~Impl stops those started
+      return Status::IOError("cannot start loader thread " + std::to_string(i + 1) + " of workers " +
+                             std::to_string(opt_.workers) + " (" + e.what() + "): use fewer workers");
+    }
+  }
   return Status::OK();
 }
 

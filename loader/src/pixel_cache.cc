@@ -386,7 +386,7 @@ Status CacheBuilder::Run() {
   space_.what = " for its shards";
   space_.why = " (" + std::to_string(in_->identity.samples) + " images of " + in_->split + " as pixels at --img " +
                std::to_string(opt_.img_size) + ")";
-  space_.move = "build it on another disk (yolo-ffr cache -o DIR)";
+  space_.move = opt_.instead;
   return WithSpaceNeeded(Steps(), space_);
 }
 
@@ -505,12 +505,14 @@ Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend) {
 }
 
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
-                     PixelCacheSummary* summary) {
+                     const std::string& instead, PixelCacheSummary* summary) {
   FFR_RETURN_IF_ERROR(PixelCacheBackend(mode, &options->reader.backend));
   if (options->split.empty()) FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options->training, &options->split));
   options->pixel_cache = true;
+  PixelCacheOptions po = PixelCacheFor(*options);
+  po.instead = instead;
   PixelCacheSummary unused;
-  return BuildPixelCache(dataset, PixelCacheFor(*options), summary ? summary : &unused);
+  return BuildPixelCache(dataset, po, summary ? summary : &unused);
 }
 
 Status OpenPixelCache(const Dataset& dataset, const PixelCacheOptions& options,

@@ -145,7 +145,7 @@ class Dataset:
 
     def split(self, name: str) -> Split:
         """
-        The split `name` (several joined by '+' read as one); KeyError when there is none.
+        The split `name` (several joined by '+' or ',' read as one, named 'a+b'); KeyError when there is none, ValueError when it names a split twice.
         """
 
     def __getitem__(self, name: str) -> Split: ...
@@ -169,9 +169,11 @@ class Loader:
 
     augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
     gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
-    without mosaic (one rank). split defaults to train* (augment) or val*. hyp is a hyp YAML path
-    or a dict of its keys (default: hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel
-    cache, built first when missing, instead of decoding JPEGs. rank and world_size give this
+    without mosaic (one rank). split is one split or several joined by '+' or ',' (read as one, as
+    the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
+    else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
+    of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
+    instead of decoding JPEGs. rank and world_size give this
     process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
     from (seed, epoch, rank, position): the batches do not depend on `workers`.
 

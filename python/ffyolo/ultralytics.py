@@ -24,12 +24,16 @@ _NOT_DATA_HYP = {"label_smoothing"}
 
 class PackedImagesAndLabels:
     """What train.py and val.py read of YOLOv5's ``LoadImagesAndLabels``: ``labels`` (per image an
-    (n, 5) float32 array of class, x, y, w, h), ``shapes`` ((n, 2) width, height), ``n``,
-    ``im_files`` and ``indices``, from the split's label index."""
+    (n, 5) float32 array of class, x, y, w, h; with ``single_cls`` every class 0, as there),
+    ``shapes`` ((n, 2) width, height), ``n``, ``im_files`` and ``indices``, from the split's label
+    index."""
 
-    def __init__(self, data: Path, split: str) -> None:
+    def __init__(self, data: Path, split: str, single_cls: bool = False) -> None:
         s = _ffyolo.Dataset(data)[split]
         self.labels = s.labels
+        if single_cls:  # train.py checks the largest class against nc=1
+            for labels in self.labels:
+                labels[:, 0] = 0
         self.shapes = s.shapes
         self.n = len(s)
         self.im_files = [str(data / split / f) for f in s.files]
@@ -76,6 +80,8 @@ def create_dataloader(path, imgsz, batch_size, stride, single_cls=False, hyp=Non
 
     ``rank`` is the local rank as train.py passes it (-1: one process); under DDP the global ``RANK``
     and ``WORLD_SIZE`` come from the environment, as torchrun sets them, and each rank reads its share.
+    ``path`` may also be the dataset folder, read at its default split. ``single_cls`` makes every class 0,
+    in the dataset's ``labels`` as in the batches. ``hyp`` None (or {}) augments with hyp.scratch-low's values.
     ``cache`` 'ram' (or True) and 'disk' read the split's pixel cache, built when missing. Validation
     (``augment=False``) uses rectangular batches padded by 0.5 stride, as val.py asks. ``quad`` and
     ``image_weights`` are not supported (NotImplementedError), nor a model stride other than 32.
@@ -86,8 +92,7 @@ def create_dataloader(path, imgsz, batch_size, stride, single_cls=False, hyp=Non
         raise NotImplementedError("ffyolo.ultralytics.create_dataloader: --image-weights is not supported")
     if int(stride) != 32:
         raise ValueError(f"ffyolo.ultralytics.create_dataloader: stride {stride}: ffyolo's loader is for stride 32")
-    split_dir = Path(path)
-    data, split = split_dir.parent, split_dir.name
+    data, split = _dataset_and_split(Path(path))
     world_size = int(os.getenv("WORLD_SIZE", "1")) if rank != -1 else 1
     global_rank = int(os.getenv("RANK", str(rank))) if rank != -1 else 0
     threads = max(1, min(int(workers), os.cpu_count() or 1))
@@ -96,5 +101,20 @@ def create_dataloader(path, imgsz, batch_size, stride, single_cls=False, hyp=Non
                     world_size=world_size, augment=augment, rect=rect, hyp=data_hyp,
                     cache="ram" if cache is True else (cache or None), seed=seed, shuffle=bool(shuffle),
                     single_cls=single_cls)
-    dataset = PackedImagesAndLabels(data, split)
+    dataset = PackedImagesAndLabels(data, loader.split, single_cls)
     return PackedDataLoader(loader, dataset, threads), dataset
+
+
+def _dataset_and_split(path: Path) -> tuple[Path, str | None]:
+    """The packed dataset and split that a data YAML's entry names: a split folder (``coco.ffr/train2017``,
+    or a set of them, ``voc.ffr/train2007+train2012``), or the dataset folder itself, whose default split
+    the loader reads (the data YAML's ``train:`` or ``val:`` recorded by yolo-pack)."""
+    try:
+        _ffyolo.Dataset(path)
+        return path, None
+    except FileNotFoundError as not_a_dataset:
+        try:
+            _ffyolo.Dataset(path.parent)
+        except FileNotFoundError:
+            raise not_a_dataset from None  # about `path`, not about its folder
+        return path.parent, path.name

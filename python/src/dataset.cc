@@ -86,17 +86,20 @@ class PyDataset {
   const Manifest& manifest() const { return dataset_->manifest(); }
   const std::string& path() const { return dataset_->path(); }
 
-  // A name the dataset holds: one split, or several joined by '+' and read as one.
+  // A name the dataset holds: one split, or several joined by '+' or ',' and read as one, as the tools
+  // read --split (Dataset::ResolveSplit).
   bool Has(const std::string& split) const {
-    for (const std::string& name : SplitNames(split)) {
-      if (!dataset_->CheckSplit(name).ok()) return false;
-    }
-    return !split.empty();
+    std::string resolved = split;
+    return !split.empty() && dataset_->ResolveSplit(/*training=*/true, &resolved).ok();
   }
 
   PySplit Split(const std::string& name) const {
-    if (!Has(name)) throw nb::key_error(dataset_->CheckSplit(name).message().c_str());
-    return PySplit(*dataset_, name);
+    // "" would be the default split to ResolveSplit: here it names none.
+    if (name.empty()) RaiseSplitError(dataset_->CheckSplit(name));
+    std::string resolved = name;
+    const ffr::Status s = dataset_->ResolveSplit(/*training=*/true, &resolved);
+    if (!s.ok()) RaiseSplitError(s);
+    return PySplit(*dataset_, resolved);
   }
 
  private:
@@ -159,7 +162,8 @@ dataset.split(name) gives a Split.)")
       .def_prop_ro(
           "nc", [](const PyDataset& d) { return d.manifest().names.size(); }, "The number of classes.")
       .def("split", &PyDataset::Split, nb::arg("name"), nb::call_guard<InCall>(),
-           "The split `name` (several joined by '+' read as one); KeyError when there is none.")
+           "The split `name` (several joined by '+' or ',' read as one, named 'a+b'); KeyError when there is "
+           "none, ValueError when it names a split twice.")
       .def("__getitem__", &PyDataset::Split, nb::arg("name"), nb::call_guard<InCall>())
       .def("__contains__", &PyDataset::Has, nb::arg("name"))
       .def("__repr__", [](const PyDataset& d) {

@@ -41,4 +41,9 @@ void Raise(const ffr::Status& status) {
   throw nb::python_error();
 }
 
+void RaiseSplitError(const ffr::Status& status) {
+  if (status.IsNotFound()) throw nb::key_error(status.message().c_str());
+  Raise(status);
+}
+
 }  // namespace ffyolo::python

@@ -19,4 +19,8 @@ inline void ThrowIfError(const ffr::Status& status) {
   if (!status.ok()) Raise(status);
 }
 
+// Raises what a failed Dataset::ResolveSplit means in Python: a split that is not there is a KeyError,
+// as a missing key of a dict; a split named twice, or several that could be the default, ValueError.
+[[noreturn]] void RaiseSplitError(const ffr::Status& status);
+
 }  // namespace ffyolo::python

@@ -121,17 +121,22 @@ std::string HypYaml(const nb::dict& hyp) {
     std::snprintf(text, sizeof text, "%.17g", number);
     yaml += name + ": " + text + "\n";
   }
-  return yaml;
+  return yaml.empty() ? "{}" : yaml;  // no lines is no mapping to YAML: {} is the empty one, every key defaulted
 }
 
 Hyp LoadHyp(const nb::object& hyp) {
   Hyp out;
   if (hyp.is_none()) return out;
   ffr::Status s;
+  PathArg path;
   if (nb::isinstance<nb::dict>(hyp)) {
     s = Hyp::Parse(HypYaml(nb::cast<nb::dict>(hyp)), "hyp", &out);
+  } else if (nb::try_cast(hyp, path)) {
+    s = Hyp::Load(path.path, &out);
   } else {
-    s = Hyp::Load(nb::cast<std::string>(nb::str(hyp)), &out);
+    throw nb::type_error(("hyp=" + nb::cast<std::string>(nb::repr(hyp)) +
+                          ": expected a dict of hyperparameters or a hyp YAML's path")
+                             .c_str());
   }
   ThrowIfError(s);
   return out;
@@ -216,25 +221,21 @@ class PyLoader {
       bad_reports_.push_back(report);
     };
     ffr::Status s;
-    bool known_split = true;
+    bool opened = false;
     {
       ReleasedGil released;
       s = Dataset::Open(data, &dataset_);
-      if (s.ok() && options_.split.empty()) {
-        s = dataset_->ResolveSplit(options_.training, &options_.split);
-      } else if (s.ok()) {
-        s = dataset_->CheckSplit(options_.split);
-        known_split = s.ok();
-      }
+      opened = s.ok();
+      if (opened) s = dataset_->ResolveSplit(options_.training, &options_.split);
     }
-    if (!known_split) throw nb::key_error(s.message().c_str());
+    if (opened && !s.ok()) RaiseSplitError(s);
     ThrowIfError(s);
     files_ = dataset_->path() + "/" + options_.split + "/";
     std::shared_ptr<Loader> loader;
     {
       ReleasedGil released;
       std::unique_ptr<Loader> opened;
-      if (cache) s = UsePixelCache(*dataset_, *cache, &options_);
+      if (cache) s = UsePixelCache(*dataset_, *cache, &options_, "read without the cache (cache=None)");
       if (s.ok()) s = dataset_->LoadLabelIndex(options_.split, &index_);
       if (s.ok()) s = Loader::Open(*dataset_, options_, &opened);
       if (s.ok()) loader = Registry::Get().Add(std::move(opened));
@@ -321,12 +322,22 @@ class PyLoader {
     same("world_size", nb::cast(options_.world_size));
     same("augment", nb::cast(options_.training));
     if (!d.contains("epoch") || !d.contains("batch")) throw nb::value_error("state_dict has no 'epoch' or 'batch'");
-    const int64_t epoch = nb::cast<int64_t>(d["epoch"]), batch = nb::cast<int64_t>(d["batch"]);
+    const int64_t epoch = StateInteger(d, "epoch"), batch = StateInteger(d, "batch");
     if (epoch < 0 || batch < 0 || batch > size())
       throw nb::value_error(("state_dict's epoch " + std::to_string(epoch) + " batch " + std::to_string(batch) +
                              " is out of range (" + std::to_string(size()) + " batches an epoch)")
                                 .c_str());
     Restart(epoch, batch);
+  }
+
+  // An integer of a state dict: what else it holds (2.0, '1') is refused naming it, not met as std::bad_cast.
+  static int64_t StateInteger(const nb::dict& d, const char* key) {
+    int64_t value = 0;
+    if (!nb::try_cast(d[key], value))
+      throw nb::value_error((std::string("state_dict's ") + key + " is " + nb::cast<std::string>(nb::repr(d[key])) +
+                             ": not an integer")
+                                .c_str());
+    return value;
   }
 
   // The next batch as (imgs, targets, paths, shapes); StopIteration after the epoch's last, and the
@@ -520,9 +531,11 @@ image; shapes, None for a mosaic, else ((h0, w0), ((h / h0, w / w0), (padw, padh
 
 augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
 gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
-without mosaic (one rank). split defaults to train* (augment) or val*. hyp is a hyp YAML path
-or a dict of its keys (default: hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel
-cache, built first when missing, instead of decoding JPEGs. rank and world_size give this
+without mosaic (one rank). split is one split or several joined by '+' or ',' (read as one, as
+the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
+else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
+of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
+instead of decoding JPEGs. rank and world_size give this
 process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
 from (seed, epoch, rank, position): the batches do not depend on `workers`.
 

@@ -6,6 +6,7 @@ FFYOLO_TEST_TORCH_FIRST=1 imports torch before anything of ffyolo, as the GPU ma
 
 import os
 import random
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -50,4 +51,29 @@ def coco128(tmp_path_factory) -> Path:
     subprocess.run([str(yolo_pack), str(COCO128), "-o", str(out), "--layout", "yolo",
                     "--data", str(COCO128 / "names.yaml"), "--shards", "2", "--workers", "1"],
                    check=True, capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def two_splits(tmp_path_factory) -> Path:
+    """coco128's first 8 images packed as two splits, a and b, both in the data YAML's train: (so the
+    training default is the set a+b), b its val:."""
+    if not COCO128.is_dir():
+        pytest.skip(f"no coco128 at {COCO128}")
+    yolo_pack = tool("yolo-pack")
+    src = tmp_path_factory.mktemp("two_splits_src")
+    images = sorted((COCO128 / "images" / "train2017").iterdir())[:8]
+    for split, part in (("a", images[:4]), ("b", images[4:])):
+        for kind in ("images", "labels"):
+            (src / kind / split).mkdir(parents=True)
+        for image in part:
+            shutil.copy(image, src / "images" / split)
+            label = COCO128 / "labels" / "train2017" / f"{image.stem}.txt"
+            if label.exists():
+                shutil.copy(label, src / "labels" / split)
+    (src / "data.yaml").write_text("train: [images/a, images/b]\nval: images/b\n" +
+                                   (COCO128 / "names.yaml").read_text())
+    out = tmp_path_factory.mktemp("two_splits") / "two.ffr"
+    subprocess.run([str(yolo_pack), str(src), "-o", str(out), "--layout", "yolo", "--data", str(src / "data.yaml"),
+                    "--workers", "1"], check=True, capture_output=True)
     return out

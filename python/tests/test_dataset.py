@@ -2,6 +2,7 @@
 and against the records in the shards (docs/format.md section 2, parsed here in pure Python)."""
 
 import pickle
+import re
 import struct
 from pathlib import Path
 
@@ -74,6 +75,23 @@ def test_unknown_split(coco128):
         dataset["val2017"]
     with pytest.raises(KeyError, match="nope"):
         dataset.split("train2017+nope")
+
+
+def test_a_set_of_splits_is_read_as_the_tools_read_it(two_splits):
+    """"a,b" worked in the CLI, not here, and "a+a" doubled the samples where the CLI refuses it: both
+    go through the tools' resolver (Dataset::ResolveSplit), which names a set "a+b"."""
+    dataset = ffyolo.Dataset(two_splits)
+    assert dataset.splits == ["a", "b"]
+    for name in ("a+b", "a,b", "b+a"):
+        assert name in dataset
+        split = dataset[name]
+        assert (split.name, len(split)) == ("a+b", 8)
+    assert list(dataset["a+b"].files) == list(dataset["a"].files) + list(dataset["b"].files)
+    assert "a+a" not in dataset
+    with pytest.raises(ValueError, match=re.escape("'a+a' names a split twice")):
+        dataset["a+a"]
+    with pytest.raises(KeyError, match="no split 'c'"):
+        dataset["a,c"]
 
 
 def test_missing_dataset(tmp_path):

@@ -158,10 +158,46 @@ def test_waiting_for_a_batch_releases_the_gil(coco128):
     ({"cache": "gpu"}, ValueError, "cache='gpu'"),
     ({"hyp": {"mosaic": 1.0, "no_such_key": 1}}, ValueError, "no_such_key"),
     ({"hyp": "no/such/hyp.yaml"}, FileNotFoundError, "no/such/hyp.yaml"),
+    # These said "Resource temporarily unavailable", raised std::bad_alloc and took bytes as text ("b'...'").
+    ({"workers": 100000}, ValueError, "workers 100000: more than 1024 loader threads"),
+    ({"prefetch": 10**9}, ValueError, "prefetch 1000000000: a ring of 1000000000 batches of"),
+    ({"hyp": b"no/such/hyp.yaml"}, FileNotFoundError, "no/such/hyp.yaml: "),
+    ({"hyp": 3}, TypeError, "hyp=3: expected a dict of hyperparameters or a hyp YAML's path"),
 ])
 def test_bad_options_raise_naming_them(coco128, options, error, words):
     with pytest.raises(error, match=re.escape(words)):
         ffyolo.Loader(coco128, **options)
+
+
+def test_no_hyp_keys_are_hyp_scratch_lows(coco128):
+    """hyp={} (create_dataloader's hyp=None with augment) said "expected a mapping"."""
+    assert loader_digests(make(coco128, workers=2, hyp={})) == yolo_ffr_digests(coco128)
+
+
+def test_a_state_dict_of_other_types_is_refused_naming_the_entry(coco128):
+    """batch=2.0 or epoch='1' raised RuntimeError: std::bad_cast."""
+    loader = make(coco128, workers=1)
+    for key, value in (("batch", 2.0), ("epoch", "1")):
+        state = dict(loader.state_dict(), **{key: value})
+        with pytest.raises(ValueError, match=re.escape(f"state_dict's {key} is {value!r}: not an integer")):
+            loader.load_state_dict(state)
+
+
+def test_a_set_of_splits_is_read_as_the_tools_read_it(two_splits):
+    """Loader(data) read the set a+b the data YAML's train: lists, but Loader(data, "a+b") raised KeyError:
+    a split given goes through the tools' resolver too (Dataset::ResolveSplit)."""
+    default = make(two_splits, workers=1)
+    assert default.split == "a+b" and default.samples == 8
+    expected = loader_digests(default)
+    assert expected == yolo_ffr_digests(two_splits, "--split", "a,b")
+    for name in ("a+b", "a,b", "b+a"):
+        loader = make(two_splits, split=name, workers=1)
+        assert loader.split == "a+b"
+        assert loader_digests(loader) == expected
+    with pytest.raises(ValueError, match=re.escape("'a+a' names a split twice")):
+        make(two_splits, split="a+a")
+    with pytest.raises(KeyError, match="no split 'c'"):
+        make(two_splits, split="a+c")
 
 
 def test_missing_data_and_unknown_split(coco128, tmp_path):

@@ -70,6 +70,12 @@ def test_a_torch_loader_iterated_by_a_daemon_thread_lets_the_interpreter_exit(co
                                                                path=ffyolo_path, timeout=60)
 
 
+def test_create_dataloader_reads_splits_single_cls_and_hyp_as_yolov5(two_splits, ffyolo_path):
+    python = environment(REF_PYTHON, "torch")
+    assert "create_dataloader checks passed" in run(python, "ultralytics_checks.py", two_splits, path=ffyolo_path,
+                                                     timeout=300)
+
+
 def test_ultralytics_train_py_trains_through_create_dataloader(coco128, ffyolo_path, tmp_path):
     python = environment(REF_PYTHON, "torch, yolov5.train")
     out = run(python, "train_py.py", coco128, tmp_path, path=ffyolo_path, timeout=900)

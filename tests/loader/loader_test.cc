@@ -638,6 +638,21 @@ TEST(LoaderTest, BadOptionsAreRejected) {
   Status s = Loader::Open(*d, o, &loader);
   EXPECT_TRUE(s.IsNotFound());
   EXPECT_NE(s.message().find("train2017"), std::string::npos);
+  // Workers and prefetch beyond what a machine can give are refused naming the option, not met as
+  // std::bad_alloc or "Resource temporarily unavailable" (EAGAIN from the thread limit).
+  o = TrainOptions(1);
+  o.workers = 100000;
+  s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("workers 100000: more than 1024 loader threads"), std::string::npos) << s.message();
+  o = TrainOptions(1);
+  o.prefetch = 1000000000;
+  s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("prefetch 1000000000: a ring of 1000000000 batches of 0.4 MB (--batch 8 at --img 128) "
+                             "needs more than this machine's "),
+            std::string::npos)
+      << s.message();
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ bool IsOutOfSpace(const Status& s) {
 namespace {
 
 std::string Advice(const SpaceNeeded& needs) {
-  return "free some space or " + needs.move + ", then run the same command again to resume";
+  return "free some space" + (needs.move.empty() ? "" : " or " + needs.move) +
+         ", then run the same command again to resume";
 }
 
 }  // namespace

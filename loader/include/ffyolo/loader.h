@@ -43,8 +43,11 @@ struct LoaderOptions {
   uint64_t seed = 0;
   bool shuffle = true;      // training only
   bool drop_last = false;   // drop the last partial batch
+  // Decoding threads, at most kMaxWorkers: more than any machine has CPUs only cost memory, and past
+  // the process's thread limit fail far from their cause.
+  static constexpr int kMaxWorkers = 1024;
   int workers = 4;
-  int prefetch = 4;         // batches in the ring
+  int prefetch = 4;         // batches in the ring, which must fit in the machine's memory
   std::vector<int> cpus;    // pin workers to these CPUs (empty: inherit the process affinity)
   // Decode JPEGs at 1/2, 1/4 or 1/8 scale when they will shrink that much, and
   // of a mosaic tile only the part the warp samples.

@@ -40,6 +40,10 @@ struct PixelCacheOptions {
   int threads = 0;         // decoding threads; 0: all CPUs the process may use
   // Read every cached sample back and check its CRC; damaged shards are rebuilt.
   bool verify = false;
+  // What else the user can do when the disk is too small, for the message after "free some space or":
+  // only the caller knows (yolo-ffr cache can build elsewhere, a loader can read without the cache).
+  // Empty: free some space, nothing else.
+  std::string instead;
   ffr::Env* env = nullptr;  // nullptr: Env::Default()
 
   struct Progress {
@@ -90,8 +94,9 @@ Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend);
 // Makes `options` read its split (resolved here when empty) from the pixel
 // cache in --cache `mode` (PixelCacheBackend), building the cache first unless
 // a complete, current one is there (BuildPixelCache; `summary` says which).
+// `instead` as PixelCacheOptions::instead.
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
-                     PixelCacheSummary* summary = nullptr);
+                     const std::string& instead = "", PixelCacheSummary* summary = nullptr);
 
 // Opens a complete cache that matches `dataset` and `options` for reading
 // (reader_options picks the backend: kMmap for --cache ram, io_uring for disk).

@@ -321,10 +321,12 @@ TEST(TrainerTest, AFinishedRunIsNotResumed) {
 
 // --resume resolved the run's relative `data:` against the current folder (another synth.ffr there
 // was trained on, exit 0) and ignored --data. The run records its dataset's absolute path and
-// identity: a resume takes --data for a copy of that dataset and refuses any other.
+// identity: a resume takes --data for a copy of that dataset and refuses any other. Once the dataset
+// moved, a resume said "no such dataset directory" without the way out (--data).
 TEST(TrainerTest, AResumeIsOnTheRunsOwnDataset) {
   testing::ScratchDir dir("resume_dataset");
-  const std::string copy = dir / "copy.ffr", other = dir / "other.ffr";
+  const std::string own = dir / "own.ffr", copy = dir / "copy.ffr", other = dir / "other.ffr";
+  fs::copy(testing::TinyDataset(), own, fs::copy_options::recursive);
   fs::copy(testing::TinyDataset(), copy, fs::copy_options::recursive);
   fs::copy(testing::TinyDataset(), other, fs::copy_options::recursive);
   std::string manifest = testing::ReadFileToString(other + "/dataset.yaml");
@@ -332,7 +334,9 @@ TEST(TrainerTest, AResumeIsOnTheRunsOwnDataset) {
   ASSERT_TRUE(testing::WriteStringToFile(other + "/dataset.yaml", manifest));
 
   std::unique_ptr<Trainer> t;
-  ASSERT_TRUE(Trainer::Create(TinyTrainOptions(dir / "runs", 2), nullptr, &t).ok());
+  TrainOptions o = TinyTrainOptions(dir / "runs", 2);
+  o.data = own;
+  ASSERT_TRUE(Trainer::Create(o, nullptr, &t).ok());
   ASSERT_TRUE(t->RunEpoch().ok());
   ASSERT_TRUE(t->EndEpoch().ok());
   ASSERT_FALSE(t->done());
@@ -361,6 +365,18 @@ TEST(TrainerTest, AResumeIsOnTheRunsOwnDataset) {
                              " trains on the dataset's default (its opt.yaml)"),
             std::string::npos)
       << s.message();
+  resume.train_split.clear();
+  const std::string moved = dir / "moved.ffr";
+  fs::rename(own, moved);
+  s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find(resume.resume + ": the run's dataset is not there (" + own +
+                             ": no such dataset directory); if it moved, pass its new place with --data"),
+            std::string::npos)
+      << s.message();
+  resume.data = moved;
+  s = Trainer::Create(resume, nullptr, &resumed);
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 // A corrupt image in the validation split ended the run after epoch 0 with no last.pt: the epoch's
@@ -518,6 +534,11 @@ TEST(TrainerTest, ABadSplitOrWeightsFileLeavesNoRunDirectory) {
        "missing.pt: no such checkpoint"},
       {"--weights not a checkpoint", [](TrainOptions* o, const std::string& d) { o->weights = d + "/text.pt"; },
        "text.pt"},
+      // These two came after the run folder was made (issue #45, item 15's check).
+      {"--cfg missing", [](TrainOptions* o, const std::string& d) { o->cfg = d + "/missing.yaml"; },
+       "missing.yaml: no such file"},
+      {"--freeze every layer", [](TrainOptions* o, const std::string&) { o->freeze = {100}; },
+       "--freeze 100 freezes every layer"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);

@@ -14,7 +14,8 @@ namespace {
 
 ffr::Status BadDevice(const std::string& text) {
   return ffr::Status::InvalidArgument("--device '" + text +
-                                      "': use cpu, a CUDA device index such as 0 (or cuda:0), or a list such as 0,1");
+                                      "': use cpu, cuda, a CUDA device index such as 0 (or cuda:0), or a list such "
+                                      "as 0,1");
 }
 
 }  // namespace
@@ -24,12 +25,18 @@ ffr::Status ParseDeviceSpec(const std::string& text, DeviceSpec* spec) {
   for (char c : text)
     if (!std::isspace(static_cast<unsigned char>(c))) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   *spec = DeviceSpec();
+  // Only the flag left out picks the device; a blank one is a value that went missing (an unset variable).
+  if (t.empty() && !text.empty()) return BadDevice(text);
   if (t == "cpu") {
     spec->cpu = true;
     return ffr::Status::OK();
   }
   if (t.rfind("cuda:", 0) == 0) t = t.substr(5);
-  if (t.empty() || t == "cuda") return ffr::Status::OK();
+  if (t.empty()) return ffr::Status::OK();
+  if (t == "cuda") {
+    spec->any_cuda = true;
+    return ffr::Status::OK();
+  }
   size_t start = 0;
   while (start <= t.size()) {
     const size_t end = std::min(t.find(',', start), t.size());
@@ -47,13 +54,14 @@ ffr::Status SelectDevice(const std::string& text, int local_rank, c10::Device* d
   DeviceSpec spec;
   FFR_RETURN_IF_ERROR(ParseDeviceSpec(text, &spec));
   const bool available = torch::cuda::is_available();
-  if (spec.cpu || (spec.cuda.empty() && !available)) {
+  if (spec.cpu || (spec.Automatic() && !available)) {
     *device = c10::Device(c10::kCPU);
     return ffr::Status::OK();
   }
   if (!available)
-    return ffr::Status::InvalidArgument("--device " + text +
-                                        ": this LibTorch has no CUDA device available; use --device cpu");
+    return ffr::Status::InvalidArgument("--device '" + text +
+                                        "' asks for CUDA, and this LibTorch has no CUDA device available; use "
+                                        "--device cpu (or leave --device out)");
   const int count = static_cast<int>(torch::cuda::device_count());
   if (local_rank < 0 && spec.cuda.size() > 1)
     return ffr::Status::InvalidArgument("--device " + text + " lists " + std::to_string(spec.cuda.size()) +

@@ -295,7 +295,11 @@ Status Trainer::State::SetUpDevice() {
 // The dataset, the splits the run uses and the --weights file: a bad one is refused before the run
 // directory exists.
 Status Trainer::State::OpenDataset() {
-  FFR_RETURN_IF_ERROR(Dataset::Open(opt.data, &dataset));
+  const Status opened = Dataset::Open(opt.data, &dataset);
+  if (opened.IsNotFound() && !opt.resume.empty())
+    return Status::NotFound(opt.resume + ": the run's dataset is not there (" + opened.message() +
+                            "); if it moved, pass its new place with --data");
+  FFR_RETURN_IF_ERROR(opened);
   const std::string crc = dataset->ManifestCrc(), path = ResolvedPath(opt.data);
   if (!opt.resume.empty() && !opt.dataset_crc.empty() && crc != opt.dataset_crc)
     return Status::InvalidArgument(
@@ -449,6 +453,7 @@ Status Trainer::State::CheckAmp() {
 Status Trainer::State::SetUpPixelCache(const LoaderOptions& reading) {
   PixelCacheOptions po = PixelCacheFor(reading);
   po.threads = cpus;
+  po.instead = "train without --cache (decoding the images)";
   const std::string task = std::string(reading.training ? "train" : "val") + " cache";
   if (main_rank) {
     po.on_progress = [&](const PixelCacheOptions::Progress& p) { report().OnSetUpProgress(task, p.done, p.total); };
@@ -831,9 +836,10 @@ Status Trainer::Create(const TrainOptions& options, TrainObserver* observer, std
     FFR_RETURN_IF_ERROR(s->CheckOptions());
     FFR_RETURN_IF_ERROR(s->SetUpDevice());
     FFR_RETURN_IF_ERROR(s->OpenDataset());
+    // The model before the run directory: a bad --cfg or --freeze leaves no run folder behind.
+    FFR_RETURN_IF_ERROR(s->BuildModels());
     FFR_RETURN_IF_ERROR(unless_stopped("the run directory was made"));
     FFR_RETURN_IF_ERROR(s->OpenRunDirectory());
-    FFR_RETURN_IF_ERROR(s->BuildModels());
     FFR_RETURN_IF_ERROR(unless_stopped("the data was set up"));
     FFR_RETURN_IF_ERROR(s->CheckAmp());
     FFR_RETURN_IF_ERROR(s->SetUpData());

@@ -34,7 +34,7 @@ struct SpaceNeeded {
   std::string amount;   // "at least" (a lower bound) or "about" (an estimate)
   std::string what;     // " for its shards"
   std::string why;      // how `total` was reckoned: " (the source's images as they are)"
-  std::string move;     // where else it may go: "pack to another disk"
+  std::string move;     // what else the user can do: "pack to another disk"; empty: nothing but free space
   uint64_t total = 0;   // bytes of the whole output; 0: unknown
   uint64_t kept = 0;    // of them, already written by an interrupted run that this one resumes
 };

@@ -1,6 +1,8 @@
-// The --device flag as Ultralytics' select_device reads it: "" picks the
-// first CUDA device when there is one, else the CPU; "cpu"; "0" or "cuda:0";
-// "0,1,2,3" lists the GPUs of a data-parallel job, one per rank.
+// The --device flag as Ultralytics' select_device reads it: "" (the flag left
+// out) picks the first CUDA device when there is one, else the CPU; "cpu";
+// "cuda", "0" or "cuda:0"; "0,1,2,3" lists the GPUs of a data-parallel job, one
+// per rank. Every spelling that names CUDA is refused where there is none, as
+// select_device refuses it, rather than run on the CPU.
 #pragma once
 
 #include <string>
@@ -14,7 +16,10 @@ namespace ffyolo {
 
 struct DeviceSpec {
   bool cpu = false;
-  std::vector<int> cuda;  // the listed CUDA indices; empty and !cpu: automatic
+  bool any_cuda = false;  // "cuda": the first CUDA device
+  std::vector<int> cuda;  // the listed CUDA indices
+  // Neither the CPU nor CUDA named: CUDA where there is one.
+  bool Automatic() const { return !cpu && !any_cuda && cuda.empty(); }
 };
 
 // The syntax alone (no device is queried), so it is checked on any machine.
