@@ -5,8 +5,8 @@
 # and validate the best weights (Ultralytics table + COCO stats).
 # About 8 s an epoch on 2 vCPUs. Its result depends on the seed: over five seeds (2026-11-28, a 2-core AMD EPYC)
 # 25 epochs reached a best mAP50 of 0.622-0.866 (mean 0.776), YOLOv5 v7.0's train.py 0.787-0.894 (mean 0.826)
-# on the same data (docs/bench.md, scripts/bench-results.sh), before the learning-rate schedule's fix (README).
-# EPOCHS=2 for a quick look.
+# on the same data (docs/bench.md, scripts/bench-results.sh); since the learning-rate schedule's fix, 0.677-0.885
+# (mean 0.801). EPOCHS=2 for a quick look.
 #
 # Re-runnable: everything goes into OUT (default runs/demo), which the demo marks as its own
 # (OUT/.ffyolo-demo); each run replaces what the last one wrote there (synth/, synth.ffr/,
