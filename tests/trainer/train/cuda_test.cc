@@ -225,11 +225,12 @@ void SeriesBatch(int k, torch::Tensor* images, torch::Tensor* targets) {
                  .to(kGpu);
 }
 
-// The captured step trains as the eager one: 30 steps of AMP, the loss of each within 1e-3 (cuDNN's
-// kernels differ between eager and captured runs only in their order of summation), the weights and the
-// EMA's at the end within AMP's noise, and the targets' capacity regrown with new captures on the way.
-TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
-  FFYOLO_REQUIRE_CUDA();
+// Trains the series' 30 AMP steps eagerly, then captured, from the same weights, each way's parts given a
+// GradientSync over `comm` (null: one process), and expects what the captured step trains to be the eager one's: the
+// loss of each step within 1e-3 (cuDNN's kernels differ between eager and captured runs only in their order
+// of summation), the weights and the EMA's at the end within AMP's noise, and no autograd graph kept alive
+// by the captured loss. Returns the captures made (the targets' capacity regrows with new ones).
+int ExpectCapturedStepsTrainAsEagerOnes(Communicator* comm) {
   at::globalContext().setBenchmarkCuDNN(true);
   constexpr int kSteps = 30;
   std::vector<double> losses[2];
@@ -237,70 +238,58 @@ TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
   int captures = 0;
   for (int way = 0; way < 2; ++way) {
     GpuTraining t(/*channels_last=*/true);
+    std::unique_ptr<GradientSync> sync;
+    if (comm) {
+      sync = std::make_unique<GradientSync>(comm, t.model->parameters());
+      t.parts.gradient_sync = sync.get();
+    }
     std::unique_ptr<CapturedStep> captured;
     if (way == 1) {
-      ASSERT_TRUE(CapturedStep::Create(t.parts, &captured).ok());
+      const ffr::Status s = CapturedStep::Create(t.parts, &captured);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok()) return 0;
     }
     for (int k = 0; k < kSteps; ++k) {
       torch::Tensor images, targets;
       SeriesBatch(k, &images, &targets);
       const LossOutput out = way == 1 ? captured->Step(images, targets) : TrainStep(t.parts, images, targets, true);
       losses[way].push_back(out.total.item<double>());
-      if (way == 1) EXPECT_FALSE(out.total.requires_grad()) << "step " << k;  // no autograd graph kept alive
+      if (way == 1) {
+        EXPECT_FALSE(out.total.requires_grad()) << "step " << k;
+      }
     }
     for (const torch::Tensor& p : t.model->parameters()) weights[way].push_back(p.detach().clone());
     for (const torch::Tensor& p : t.ema_model->parameters()) weights[way].push_back(p.detach().clone());
     if (captured) captures = captured->captures();
   }
-  EXPECT_GE(captures, 2);  // 3 + 5 * 29 = 148 targets outgrow the first capacity of 64
   for (int k = 0; k < kSteps; ++k)
     EXPECT_NEAR(losses[1][k], losses[0][k], 1e-3 * std::abs(losses[0][k])) << "step " << k;
   for (size_t i = 0; i < weights[0].size(); ++i) {
     const double scale = weights[0][i].abs().max().item<double>() + 1e-6;
     EXPECT_LE(MaxDifference(weights[1][i], weights[0][i]), 1e-2 * scale) << "tensor " << i;
   }
+  return captures;
 }
 
-// The captured step of a data-parallel rank trains as the eager one: a job of one NCCL rank (one GPU is lent,
-// and NCCL refuses two ranks on one device; the pip LibTorch there has no Gloo), GradientSync on both, 30 AMP
-// steps from the same weights. The eager step all-reduces in the backward; the captured one after each replay,
-// from the graph's own gradient tensors into the buckets and back, on the NCCL stream: the losses agree within
-// AMP's noise, and so do the weights after them. The averaging over several ranks is DdpTest's
+// One process's captured step.
+TEST(CudaTest, CapturedStepsTrainAsEagerSteps) {
+  FFYOLO_REQUIRE_CUDA();
+  EXPECT_GE(ExpectCapturedStepsTrainAsEagerOnes(nullptr), 2);  // 3 + 5 * 29 = 148 targets outgrow the first 64
+}
+
+// The captured step of a data-parallel rank: a job of one NCCL rank (one GPU is lent, and NCCL refuses two
+// ranks on one device; the pip LibTorch there has no Gloo), GradientSync on both ways. The eager step
+// all-reduces in the backward; the captured one after each replay, from the graph's own gradient tensors
+// into the buckets and back, on the NCCL stream. The averaging over several ranks is DdpTest's
 // ("after-backward", two Gloo ranks on the CPU); what neither proves is NCCL's transport between GPUs.
 TEST(CudaTest, CapturedStepsOfARankTrainAsEagerOnes) {
   FFYOLO_REQUIRE_CUDA();
-  at::globalContext().setBenchmarkCuDNN(true);
   DistEnv env;
   ASSERT_TRUE(PickFreePort(&env.master_port).ok());
   std::unique_ptr<Communicator> comm;
   const ffr::Status made = Communicator::Create(env, 0, std::chrono::seconds(60), &comm);
   ASSERT_TRUE(made.ok()) << made.ToString();
-  constexpr int kSteps = 30;
-  std::vector<double> losses[2];
-  std::vector<torch::Tensor> weights[2];
-  for (int way = 0; way < 2; ++way) {
-    GpuTraining t(/*channels_last=*/true);
-    GradientSync sync(comm.get(), t.model->parameters());
-    t.parts.gradient_sync = &sync;
-    std::unique_ptr<CapturedStep> captured;
-    if (way == 1) {
-      const ffr::Status s = CapturedStep::Create(t.parts, &captured);
-      ASSERT_TRUE(s.ok()) << s.ToString();
-    }
-    for (int k = 0; k < kSteps; ++k) {
-      torch::Tensor images, targets;
-      SeriesBatch(k, &images, &targets);
-      const LossOutput out = way == 1 ? captured->Step(images, targets) : TrainStep(t.parts, images, targets, true);
-      losses[way].push_back(out.total.item<double>());
-    }
-    for (const torch::Tensor& p : t.model->parameters()) weights[way].push_back(p.detach().clone());
-  }
-  for (int k = 0; k < kSteps; ++k)
-    EXPECT_NEAR(losses[1][k], losses[0][k], 1e-3 * std::abs(losses[0][k])) << "step " << k;
-  for (size_t i = 0; i < weights[0].size(); ++i) {
-    const double scale = weights[0][i].abs().max().item<double>() + 1e-6;
-    EXPECT_LE(MaxDifference(weights[1][i], weights[0][i]), 1e-2 * scale) << "tensor " << i;
-  }
+  ExpectCapturedStepsTrainAsEagerOnes(comm.get());
 }
 
 // The capture keeps no second copy of the step's memory beside its own pool: after captured steps the
