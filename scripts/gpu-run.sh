@@ -75,11 +75,11 @@ torch_cuda_check() {  # [a command to run it under --] then the check's argument
 if [ "$DEVICE" != cpu ] && [ -z "$BUILD_DIR" ] && compgen -G "$DEPS/python/ffyolo-*.whl" >/dev/null &&
    [ -d "$DEPS/check.ffr" ]; then
   python_check="failed: $REPORT_DIR/ctest.log"
+  check=("$DEPS/check.ffr" --batch 32 --workers 15)
   check_rc=0
   python3 -m pip install -q --no-deps --no-index --target "$wheel_site" "$DEPS"/python/ffyolo-*.whl \
     >>"$REPORT_DIR/ctest.log" 2>&1 &&
-    torch_cuda_check timeout 180 -- "$DEPS/check.ffr" --batch 32 --workers 15 >>"$REPORT_DIR/ctest.log" 2>&1 ||
-    check_rc=$?
+    torch_cuda_check timeout 180 -- "${check[@]}" >>"$REPORT_DIR/ctest.log" 2>&1 || check_rc=$?
   if [ "$check_rc" = 0 ]; then
     python_check=$(grep '^torch_cuda_check: ' "$REPORT_DIR/ctest.log" | sed 's/^torch_cuda_check: //' | paste -sd ';' -)
   else
@@ -89,7 +89,7 @@ if [ "$DEVICE" != cpu ] && [ -z "$BUILD_DIR" ] && compgen -G "$DEPS/python/ffyol
     debugger=$(command -v gdb || command -v cuda-gdb || true)
     log "torch_cuda_check died of signal $((check_rc - 128))${debugger:+: again under $debugger}"
     [ -z "$debugger" ] || torch_cuda_check timeout 120 "$debugger" -q -batch -ex run -ex "thread apply all bt 25" \
-      --args -- "$DEPS/check.ffr" --batch 32 --workers 15 >>"$REPORT_DIR/ctest.log" 2>&1 || true
+      --args -- "${check[@]}" >>"$REPORT_DIR/ctest.log" 2>&1 || true
   fi
   log "the Python package on CUDA, from its wheel: $python_check"
 fi

@@ -76,20 +76,21 @@ row() {  # label, log, then the command: its last epoch and wall time, or that i
 }
 [ "$YOLO_TRAIN" = 0 ] || row "ffyolo yolo-train, $WORKERS workers" "$OUT_DIR/compare-ffyolo.log" \
   "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" --name ffyolo --workers "$WORKERS" "${common[@]}"
-train_py=("$ULTRALYTICS_PYTHON" -m yolov5.train --cfg "$CFG.yaml" --weights '' --noplots "${common[@]}")
+train_py_args=(--cfg "$CFG.yaml" --weights '' --noplots "${common[@]}")
+train_py=("$ULTRALYTICS_PYTHON" -m yolov5.train "${train_py_args[@]}")
 row "Ultralytics v7.0 train.py, $WORKERS workers" "$OUT_DIR/compare-ultralytics.log" \
   "${train_py[@]}" --data "$data/data.yaml" --name ultralytics --workers "$WORKERS"
 [ -z "$FEW_WORKERS" ] || row "Ultralytics v7.0 train.py, $FEW_WORKERS workers" "$OUT_DIR/compare-ultralytics-few.log" \
   "${train_py[@]}" --data "$data/data.yaml" --name ultralytics-few --workers "$FEW_WORKERS"
 # train.py through ffyolo: its data YAML names the packed splits.
-if PYTHONPATH=$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE} "$ULTRALYTICS_PYTHON" -c 'import ffyolo.ultralytics' 2>/dev/null; then
+with_ffyolo=$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE}
+if PYTHONPATH=$with_ffyolo "$ULTRALYTICS_PYTHON" -c 'import ffyolo.ultralytics' 2>/dev/null; then
   sed -e "s|^path: .*|path: '$(realpath "$data.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
     "$data/data.yaml" >"$data-ffr.yaml"
   workers=${FEW_WORKERS:-$WORKERS}
   row "train.py through ffyolo.ultralytics, $workers workers" "$OUT_DIR/compare-through-ffyolo.log" \
-    env PYTHONPATH="$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE}" "$ULTRALYTICS_PYTHON" python/bench/train_py_through_ffyolo.py \
-    --cfg "$CFG.yaml" --weights '' --noplots "${common[@]}" --data "$data-ffr.yaml" --name through-ffyolo \
-    --workers "$workers"
+    env PYTHONPATH="$with_ffyolo" "$ULTRALYTICS_PYTHON" python/bench/train_py_through_ffyolo.py "${train_py_args[@]}" \
+    --data "$data-ffr.yaml" --name through-ffyolo --workers "$workers"
 fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
 {
