@@ -3,11 +3,12 @@
 # reference environment, scripts/reference-venv.sh, or the GPU machine's wheels: scripts/lib/ultralytics.sh):
 # both from scratch on the same synthetic set (yolo-synth --yolo writes the YOLO-txt layout train.py reads,
 # yolo-pack packs it for yolo-train), with the same model, image size, batch, epochs, loader workers and
-# hyperparameters (one --hyp file given to both), validating every epoch, once per seed 0..K-1. One run
+# hyperparameters (one --hyp file given to both), validating every epoch, once per seed F..F+K-1 (F 0 unless
+# --first-seed says; a later run adds seeds to an earlier one's). One run
 # gives one draw of a noisy result: only the spread over seeds says whether two trainers differ.
 # The two alternate, seed by seed, so that a change in the machine's load falls on both.
 #
-#   bash scripts/bench-results.sh [--seeds K] [--epochs E] [--cfg yolov5n] [--img 192] [--batch 32]
+#   bash scripts/bench-results.sh [--seeds K] [--first-seed F] [--epochs E] [--cfg yolov5n] [--img 192] [--batch 32]
 #        [--workers 2] [--hyp configs/hyps/hyp.scratch-low.yaml] [--train 1024] [--val 64]
 #        [--min-size 160 --max-size 320 | --size WxH]
 #        [--device cpu|0] [--build-dir build] [--out runs/bench-results]
@@ -21,7 +22,7 @@
 # no train.py to run (tests/bench runs it at a tiny size and skips so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SEEDS=5 EPOCHS=25 CFG=yolov5n IMG=192 BATCH=32 WORKERS=2 TRAIN=1024 VAL=64 DEVICE=cpu BUILD_DIR=build
+SEEDS=5 FIRST_SEED=0 EPOCHS=25 CFG=yolov5n IMG=192 BATCH=32 WORKERS=2 TRAIN=1024 VAL=64 DEVICE=cpu BUILD_DIR=build
 HYP=configs/hyps/hyp.scratch-low.yaml  # both trainers' default, the same values: named, so that both read one file
 OUT_DIR=runs/bench-results
 SYNTH_SIZE=(--min-size 160 --max-size 320)
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "bench-results: $1 needs a value" >&2; exit 2; }
   case "$1" in
     --seeds) SEEDS=$2 ;;
+    --first-seed) FIRST_SEED=$2 ;;
     --epochs) EPOCHS=$2 ;;
     --cfg) CFG=$2 ;;
     --img) IMG=$2 ;;
@@ -52,6 +54,8 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 [[ $SEEDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-results: --seeds $SEEDS: a count of 1 or more" >&2; exit 2; }
+[[ $FIRST_SEED =~ ^(0|[1-9][0-9]*)$ ]] || { echo "bench-results: --first-seed $FIRST_SEED: a seed of 0 or more" >&2; exit 2; }
+LAST_SEED=$((FIRST_SEED + SEEDS - 1))
 BIN=$BUILD_DIR/tools
 [ -x "$BIN/yolo-train" ] || { echo "bench-results: no $BIN/yolo-train: build first (scripts/build.sh)" >&2; exit 1; }
 
@@ -101,7 +105,7 @@ train() {
 }
 
 common=(--hyp "$HYP" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --workers "$WORKERS" --device "$DEVICE")
-for ((seed = 0; seed < SEEDS; seed++)); do
+for ((seed = FIRST_SEED; seed <= LAST_SEED; seed++)); do
   train yolo-train "$seed" "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" "${common[@]}"
   train train.py "$seed" "$ULTRALYTICS_PYTHON" -m yolov5.train --data "$data/data.yaml" --cfg "$CFG.yaml" \
     --weights '' --noplots "${common[@]}"
@@ -112,7 +116,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 
 {
   echo "### $(date -u +%Y-%m-%d), ${cpu:-unknown CPU}, $(nproc) CPUs${gpu:+, $gpu}, device $DEVICE: $CFG from scratch, \
 $TRAIN + $VAL synthetic images (${SYNTH_SIZE[*]}), --hyp $(basename "$HYP") --img $IMG --batch $BATCH \
---epochs $EPOCHS --workers $WORKERS, $([ "$SEEDS" = 1 ] && echo "seed 0" || echo "seeds 0-$((SEEDS - 1))")"
+--epochs $EPOCHS --workers $WORKERS, $([ "$SEEDS" = 1 ] && echo "seed $FIRST_SEED" || echo "seeds $FIRST_SEED-$LAST_SEED")"
   echo
   echo "| trainer | seed | best mAP50 | best mAP50-95 | best epoch | final mAP50 | final mAP50-95 | wall |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"
