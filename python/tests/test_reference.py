@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ffyolo
-from conftest import REPO
+from conftest import REPO, tool
 
 REF_PYTHON = Path(os.environ.get("REF_VENV", REPO / ".venv-ref")) / "bin" / "python"
 CUDA_PYTHON = Path(os.environ.get("TORCH_VENV", REPO / ".venv-cuda")) / "bin" / "python"
@@ -83,3 +83,20 @@ def test_ultralytics_train_py_trains_through_create_dataloader(coco128, ffyolo_p
     header, row = out.strip().splitlines()[-2:]
     values = dict(zip((h.strip() for h in header.split(",")), (v.strip() for v in row.split(","))))
     assert float(values["train/box_loss"]) > 0 and float(values["metrics/mAP_0.5"]) >= 0
+
+
+@pytest.fixture(scope="module")
+def synthetic_both_layouts(tmp_path_factory) -> Path:
+    """yolo-synth's YOLO layout (what v7.0's LoadImagesAndLabels reads) and its pack beside it, DATA.ffr."""
+    data = tmp_path_factory.mktemp("synthetic") / "synth"
+    subprocess.run([str(tool("yolo-synth")), "-o", str(data), "--yolo", "--train", "256", "--val", "8",
+                    "--min-size", "160", "--max-size", "320", "--seed", "1"], check=True, capture_output=True)
+    subprocess.run([str(tool("yolo-pack")), str(data), "-o", str(data.with_suffix(".ffr")), "--workers", "1"],
+                   check=True, capture_output=True)
+    return data
+
+
+def test_augmented_samples_are_distributed_as_yolov5s(synthetic_both_layouts, ffyolo_path):
+    python = environment(REF_PYTHON, "torch, scipy, yolov5.train")
+    out = run(python, "augment_distribution.py", synthetic_both_layouts, 2048, path=ffyolo_path, timeout=300)
+    assert "augmented distributions agree over 2048 samples each" in out
