@@ -29,7 +29,7 @@ packages=(
 reference_packages=(
   python3-venv python3-torch python3-torchvision python3-opencv python3-numpy python3-pandas
   python3-matplotlib python3-seaborn python3-yaml python3-requests python3-pil python3-psutil
-  python3-tqdm python3-ipython python3-pkg-resources
+  python3-tqdm python3-ipython python3-pkg-resources python3-scipy
 )
 [ "${REFERENCE:-1}" = 0 ] || packages+=("${reference_packages[@]}")
 
