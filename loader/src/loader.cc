@@ -178,7 +178,9 @@ Status Loader::Impl::Init(const Dataset& dataset) {
       h[i] = static_cast<int>(index.height(i));
     }
     rect_ = PlanRectBatches(w, h, opt_.batch_size, opt_.img_size, opt_.stride, opt_.training ? 0.0 : opt_.rect_pad);
-    samples_per_epoch_ = reader_->size();
+    // Validation over ranks: each rank reads its share of the batches, never the whole split.
+    if (opt_.world_size > 1) rect_ = RankShare(rect_, opt_.batch_size, opt_.rank, opt_.world_size);
+    samples_per_epoch_ = static_cast<int64_t>(rect_.order.size());
   } else {
     SamplerOptions so;
     so.dataset_size = reader_->size();

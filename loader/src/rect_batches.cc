@@ -43,4 +43,16 @@ RectBatches PlanRectBatches(const std::vector<int>& widths, const std::vector<in
   return out;
 }
 
+RectBatches RankShare(const RectBatches& plan, int batch_size, int rank, int world_size) {
+  RectBatches out;
+  const size_t bs = static_cast<size_t>(batch_size);
+  for (size_t b = static_cast<size_t>(rank); b < plan.shapes.size(); b += static_cast<size_t>(world_size)) {
+    const size_t first = b * bs, end = std::min(plan.order.size(), first + bs);
+    out.order.insert(out.order.end(), plan.order.begin() + static_cast<std::ptrdiff_t>(first),
+                     plan.order.begin() + static_cast<std::ptrdiff_t>(end));
+    out.shapes.push_back(plan.shapes[b]);
+  }
+  return out;
+}
+
 }  // namespace ffyolo

@@ -225,6 +225,36 @@ TEST(LoaderTest, ValidationUsesRectBatchesAndRecordsTheLetterbox) {
   EXPECT_EQ(k, 16);
 }
 
+// Validation with world_size > 1 read the whole split on every rank: each rank now reads every
+// world_size-th batch of the one-rank loader, byte for byte, and together they read every sample once.
+TEST(LoaderTest, ValidationRanksReadTheirShareOfTheBatches) {
+  LoaderOptions o;
+  o.training = false;
+  o.img_size = 128;
+  o.batch_size = 3;
+  o.workers = 2;
+  const std::vector<Snapshot> whole = Drain(OpenLoader(o).get(), 0);
+  ASSERT_EQ(whole.size(), 6u);  // 16 samples: the last batch has one
+  constexpr int kRanks = 4;
+  o.world_size = kRanks;
+  std::multiset<int64_t> seen;
+  for (int r = 0; r < kRanks; ++r) {
+    o.rank = r;
+    auto loader = OpenLoader(o);
+    const std::vector<Snapshot> mine = Drain(loader.get(), 0);
+    std::vector<Snapshot> expected;
+    for (size_t b = static_cast<size_t>(r); b < whole.size(); b += kRanks) {
+      expected.push_back(whole[b]);
+      expected.back().index = static_cast<int64_t>(expected.size()) - 1;  // numbered in the rank's epoch
+    }
+    EXPECT_EQ(loader->batches_per_epoch(), static_cast<int64_t>(expected.size())) << "rank " << r;
+    ExpectSame(expected, mine);
+    for (const Snapshot& s : mine) seen.insert(s.dataset_indices.begin(), s.dataset_indices.end());
+  }
+  EXPECT_EQ(seen.size(), 16u);
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), 16u);
+}
+
 TEST(LoaderTest, CorruptSamplesAreReportedCountedAndReplaced) {
   const std::string src = PackedSyntheticDataset();
   testing::ScratchDir dir("corrupt");

@@ -39,6 +39,8 @@ struct LoaderOptions {
   bool single_cls = false;  // every target of class 0 (--single-cls)
   int stride = 32;
   Hyp hyp;
+  // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
+  // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare).
   int rank = 0, world_size = 1;
   uint64_t seed = 0;
   bool shuffle = true;      // training only

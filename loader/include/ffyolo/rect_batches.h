@@ -18,4 +18,9 @@ struct RectBatches {
 RectBatches PlanRectBatches(const std::vector<int>& widths, const std::vector<int>& heights, int batch_size,
                             int img_size, int stride, double pad);
 
+// Rank `rank`'s share of `plan` (batches of `batch_size`) among `world_size` ranks: the plan's batches rank,
+// rank + world_size, ... in that order, each whole. Validation over ranks: every batch is the one-rank plan's,
+// and the ranks together read every sample once (no padding, unlike training's sampler).
+RectBatches RankShare(const RectBatches& plan, int batch_size, int rank, int world_size);
+
 }  // namespace ffyolo
