@@ -30,15 +30,18 @@ nb::object NewArray(std::initializer_list<size_t> shape, Fill fill) {
   return nb::cast(nb::ndarray<nb::numpy, T>(data, shape.size(), shape.begin(), owner));
 }
 
-// One split of an open dataset: its label index turned into Python objects once, at open.
+// One split of an open dataset: its label index turned into Python objects once, at open. It holds the
+// dataset open, and so its lock, while it lives: no pack replaces the shards its labels describe (nor
+// those of the Readers it opens, which hold the dataset too).
 class PySplit {
  public:
-  PySplit(const Dataset& dataset, std::string name) : path_(dataset.path()), name_(std::move(name)) {
+  PySplit(std::shared_ptr<const Dataset> dataset, std::string name, bool bytes)
+      : dataset_(std::move(dataset)), name_(std::move(name)), bytes_(bytes) {
     LabelIndex index;
     ffr::Status s;
     {
       ReleasedGil released;
-      s = dataset.LoadLabelIndex(name_, &index);
+      s = dataset_->LoadLabelIndex(name_, &index);
     }
     ThrowIfError(s);
     size_ = index.size();
@@ -53,7 +56,7 @@ class PySplit {
           *row++ = b->class_index, *row++ = b->cx, *row++ = b->cy, *row++ = b->w, *row++ = b->h;
         }
       }));
-      files_.append(nb::str(index.file_name(i).data(), index.file_name(i).size()));
+      files_.append(PathObject(std::string(index.file_name(i)), bytes_));
     }
     image_ids_ = NewArray<int64_t>({size_}, [&](int64_t* id) {
       for (size_t i = 0; i < size_; ++i) id[i] = index.image_id(i);
@@ -69,22 +72,31 @@ class PySplit {
   const nb::object& image_ids() const { return image_ids_; }
   const nb::object& shapes() const { return shapes_; }
   const nb::list& files() const { return files_; }
-  PyReader OpenReader(PyReader::Options options) const { return PyReader({path_, name_}, std::move(options)); }
+  PyReader OpenReader(PyReader::Options options) const {
+    return PyReader(dataset_, {dataset_->path(), name_, bytes_}, std::move(options));
+  }
 
  private:
-  std::string path_, name_;
+  std::shared_ptr<const Dataset> dataset_;
+  std::string name_;
+  bool bytes_;  // the dataset's path was given as bytes: file names are handed back as bytes too
   size_t size_ = 0;
   nb::list labels_, files_;
   nb::object image_ids_, shapes_;
 };
 
-// The Dataset holds the dataset's LOCK shared while it is open, so a repack waits for it.
+// The Dataset holds the dataset's LOCK shared while it, or a Split of it, is open, so a repack waits.
 class PyDataset {
  public:
-  explicit PyDataset(const std::string& path) { ThrowIfError(Dataset::Open(path, &dataset_)); }
+  explicit PyDataset(const PathArg& path) : bytes_(path.bytes) {
+    std::unique_ptr<Dataset> dataset;
+    ThrowIfError(Dataset::Open(path.path, &dataset));
+    dataset_ = std::move(dataset);
+  }
 
   const Manifest& manifest() const { return dataset_->manifest(); }
   const std::string& path() const { return dataset_->path(); }
+  PathArg path_arg() const { return {path(), bytes_}; }
 
   // A name the dataset holds: one split, or several joined by '+' or ',' and read as one, as the tools
   // read --split (Dataset::ResolveSplit).
@@ -99,11 +111,12 @@ class PyDataset {
     std::string resolved = name;
     const ffr::Status s = dataset_->ResolveSplit(/*training=*/true, &resolved);
     if (!s.ok()) RaiseSplitError(s);
-    return PySplit(*dataset_, resolved);
+    return PySplit(dataset_, resolved, bytes_);
   }
 
  private:
-  std::unique_ptr<Dataset> dataset_;
+  std::shared_ptr<const Dataset> dataset_;
+  bool bytes_;  // the path was given as bytes, and is handed back so
 };
 
 }  // namespace
@@ -113,7 +126,8 @@ void BindDataset(nb::module_& m) {
 
 Its metadata comes from the split's label index, read once when the Split is made; the image
 bytes stay in the shards, which reader() opens. Sample i of every property is sample i of the
-reader.)")
+reader. A Split, and each Reader it opens, holds the dataset's lock as the Dataset does, so that
+`yolo-pack --force` into it waits while they live.)")
       .def_prop_ro("name", &PySplit::name, "The split's name, e.g. 'train2017'.")
       .def("__len__", &PySplit::size, "The number of samples.")
       .def_prop_ro("labels", &PySplit::labels, nb::rv_policy::reference_internal,
@@ -124,7 +138,7 @@ reader.)")
       .def_prop_ro("shapes", &PySplit::shapes, nb::rv_policy::reference_internal,
                    "An (n, 2) int64 array of each stored image's width, height (Ultralytics' order).")
       .def_prop_ro("files", &PySplit::files, nb::rv_policy::reference_internal,
-                   "The samples' file names as packed, e.g. '000000000009.jpg'.")
+                   "The samples' file names as packed, e.g. '000000000009.jpg' (bytes if the dataset's path was).")
       .def(
           "reader",
           [](const PySplit& s, const std::string& backend, bool direct_io, bool verify_checksums) {
@@ -134,21 +148,22 @@ reader.)")
           nb::arg("verify_checksums") = true, nb::call_guard<InCall>(),
           "A Reader over the split's shards, each checked against the manifest; options as Reader's.")
       .def("__repr__", [](const PySplit& s) {
-        return "<ffyolo.Split " + s.name() + ": " + std::to_string(s.size()) + " samples>";
+        return Text("<ffyolo.Split " + s.name() + ": " + std::to_string(s.size()) + " samples>");
       });
 
   nb::class_<PyDataset>(m, "Dataset", R"(A packed dataset folder (NAME.ffr, made by yolo-pack).
 
 Dataset(path)
 
-Opening reads the manifest (dataset.yaml) and holds the dataset's lock shared until the Dataset
-is garbage collected, so that `yolo-pack --force` into it waits. dataset[name] or
-dataset.split(name) gives a Split.)")
+Opening reads the manifest (dataset.yaml) and holds the dataset's lock shared until the Dataset,
+and every Split and split Reader made from it, is garbage collected, so that `yolo-pack --force`
+into it waits. dataset[name] or dataset.split(name) gives a Split.)")
       .def(
           "__init__",
-          [](PyDataset* self, const PathArg& path) { new (self) PyDataset(path.path); },
-          nb::arg("path"))
-      .def_prop_ro("path", &PyDataset::path, "The dataset folder.")
+          [](PyDataset* self, const PathArg& path) { new (self) PyDataset(path); }, nb::arg("path"))
+      .def_prop_ro("path", &PyDataset::path_arg,
+                   "The dataset folder: bytes when given as bytes, else a str (os.fsdecode's for a name that is not "
+                   "UTF-8).")
       .def_prop_ro(
           "splits",
           [](const PyDataset& d) {
@@ -167,8 +182,8 @@ dataset.split(name) gives a Split.)")
       .def("__getitem__", &PyDataset::Split, nb::arg("name"), nb::call_guard<InCall>())
       .def("__contains__", &PyDataset::Has, nb::arg("name"))
       .def("__repr__", [](const PyDataset& d) {
-        return "<ffyolo.Dataset " + d.path() + ": " + std::to_string(d.manifest().splits.size()) + " splits, " +
-               std::to_string(d.manifest().names.size()) + " classes>";
+        return Text("<ffyolo.Dataset " + d.path() + ": " + std::to_string(d.manifest().splits.size()) + " splits, " +
+                    std::to_string(d.manifest().names.size()) + " classes>");
       });
 }
 

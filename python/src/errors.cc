@@ -36,14 +36,21 @@ void RegisterErrors(nb::module_& m) {
   m.attr("CorruptionError") = nb::steal(corruption_error);
 }
 
-void Raise(const ffr::Status& status) {
-  PyErr_SetString(ExceptionType(status.code()), status.message().c_str());
+nb::str Text(const std::string& text) {
+  PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (str == nullptr) throw nb::python_error();
+  return nb::steal<nb::str>(str);
+}
+
+void Raise(PyObject* type, const std::string& message) {
+  PyErr_SetObject(type, Text(message).ptr());
   throw nb::python_error();
 }
 
+void Raise(const ffr::Status& status) { Raise(ExceptionType(status.code()), status.message()); }
+
 void RaiseSplitError(const ffr::Status& status) {
-  if (status.IsNotFound()) throw nb::key_error(status.message().c_str());
-  Raise(status);
+  Raise(status.IsNotFound() ? PyExc_KeyError : ExceptionType(status.code()), status.message());
 }
 
 }  // namespace ffyolo::python

@@ -179,11 +179,11 @@ constexpr size_t kSpareBuffers = 1;
 
 class PyLoader {
  public:
-  PyLoader(const std::string& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
+  PyLoader(const PathArg& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
            int world_size, bool augment, bool rect, const nb::object& hyp, const std::optional<std::string>& cache,
            uint64_t seed, bool shuffle, bool drop_last, int prefetch, bool single_cls,
            const std::optional<std::pair<nb::object, nb::object>>& memory_hooks)
-      : pid_(getpid()) {
+      : pid_(getpid()), bytes_(data.bytes) {
     if (img <= 0 || batch <= 0 || workers <= 0 || prefetch <= 0)
       throw nb::value_error("img, batch, workers and prefetch must be positive");
     if (world_size <= 0 || rank < 0 || rank >= world_size)
@@ -224,7 +224,7 @@ class PyLoader {
     bool opened = false;
     {
       ReleasedGil released;
-      s = Dataset::Open(data, &dataset_);
+      s = Dataset::Open(data.path, &dataset_);
       opened = s.ok();
       if (opened) s = dataset_->ResolveSplit(options_.training, &options_.split);
     }
@@ -282,9 +282,15 @@ class PyLoader {
   int batch_size() const { return options_.batch_size; }
   int64_t samples() const { return Get()->samples_per_epoch(); }
   int64_t bad_samples() const { return Get()->bad_samples(); }
-  std::vector<std::string> bad_sample_reports() const {
-    std::lock_guard<std::mutex> lock(reports_mu_);
-    return bad_reports_;
+  nb::typed<nb::list, nb::str> bad_sample_reports() const {
+    std::vector<std::string> reports;
+    {
+      std::lock_guard<std::mutex> lock(reports_mu_);
+      reports = bad_reports_;
+    }
+    nb::typed<nb::list, nb::str> out;
+    for (const std::string& report : reports) out.append(Text(report));
+    return out;
   }
 
   // The next call of __next__ starts `epoch` from its first batch.
@@ -462,7 +468,7 @@ class PyLoader {
     for (int k = 0; k < b->size; ++k) {
       const ImageMeta& m = b->meta[k];
       const std::string_view file = index_.file_name(static_cast<size_t>(m.dataset_index));
-      paths.append(files_ + std::string(file));
+      paths.append(PathObject(files_ + std::string(file), bytes_));
       if (m.mosaic) {
         shapes.append(nb::none());
       } else {  // YOLOv5's (h0, w0), ((h / h0, w / w0), (padw, padh))
@@ -478,6 +484,7 @@ class PyLoader {
   }
 
   pid_t pid_;
+  bool bytes_;  // the dataset's path was given as bytes: the batches' paths are bytes too
   LoaderOptions options_;
   std::shared_ptr<SpareBuffers> allocator_;  // before loader_: it frees the ring through it
   HookedAllocator* hooked_ = nullptr;        // the source of allocator_, when it calls memory hooks
@@ -553,7 +560,7 @@ for CUDA copies).)")
              int batch, int workers, int rank, int world_size, bool augment, bool rect, const nb::object& hyp,
              const std::optional<std::string>& cache, uint64_t seed, bool shuffle, bool drop_last, int prefetch,
              bool single_cls, const std::optional<std::pair<nb::object, nb::object>>& memory_hooks) {
-            new (self) PyLoader(data.path, split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
+            new (self) PyLoader(data, split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
                                 seed, shuffle, drop_last, prefetch, single_cls, memory_hooks);
           },
           nb::arg("data"), nb::arg("split") = nb::none(), nb::kw_only(), nb::arg("img") = 640, nb::arg("batch") = 16,

@@ -26,26 +26,21 @@ ffr::IoBackend ParseBackend(const std::string& name) {
   throw nb::value_error(("backend='" + name + "': use 'auto', 'io_uring', 'pread' or 'mmap'").c_str());
 }
 
-std::unique_ptr<ffr::Reader> Open(const PyReader::Source& source, const PyReader::Options& options) {
-  ffr::ReaderOptions o;
-  o.backend = ParseBackend(options.backend);
-  o.direct_io = options.direct_io;
-  o.verify_checksums = options.verify_checksums;
-  std::unique_ptr<ffr::Reader> reader;
+// The packed dataset of a split's Reader; when `manifest_crc` is given (an unpickled Reader's), the one
+// it was made from: a dataset packed again since then is refused, as its samples are others.
+std::shared_ptr<const Dataset> OpenDataset(const PyReader::Source& source, const std::string& manifest_crc) {
+  std::unique_ptr<Dataset> dataset;
   ffr::Status s;
   {
-    // Opening reads every shard's header (and with mmap populates the mappings): other threads run.
     ReleasedGil released;
-    if (source.split.empty()) {
-      s = ffr::Reader::Open(source.path, o, &reader);
-    } else {
-      std::unique_ptr<Dataset> dataset;
-      s = Dataset::Open(source.path, &dataset);
-      if (s.ok()) s = dataset->OpenReader(source.split, o, &reader);
-    }
+    s = Dataset::Open(source.path, &dataset);
   }
   ThrowIfError(s);
-  return reader;
+  if (!manifest_crc.empty() && dataset->ManifestCrc() != manifest_crc)
+    Raise(PyExc_ValueError, source.path + ": packed again since this Reader of split '" + source.split +
+                                "' was made (its manifest's CRC-32 was " + manifest_crc + ", it is " +
+                                dataset->ManifestCrc() + " now): open the split again");
+  return dataset;
 }
 
 // Python's indexing: -1 is the last sample.
@@ -58,20 +53,46 @@ int64_t Normalize(int64_t index, int64_t size) {
   return i;
 }
 
-using State = std::tuple<std::string, std::string, std::string, bool, bool>;
+// A pickled Reader: what it was opened from, its options, and its dataset's identity ("" for shards).
+using State = std::tuple<PathArg, std::string, std::string, bool, bool, std::string>;
 
 }  // namespace
 
-PyReader::PyReader(Source source, Options options)
-    : source_(std::move(source)), options_(std::move(options)), pid_(getpid()), reader_(Open(source_, options_)) {}
+PyReader::PyReader(Source source, Options options, const std::string& manifest_crc)
+    : source_(std::move(source)), options_(std::move(options)), pid_(getpid()) {
+  if (!source_.split.empty()) dataset_ = OpenDataset(source_, manifest_crc);
+  Open();
+}
+
+PyReader::PyReader(std::shared_ptr<const Dataset> dataset, Source source, Options options)
+    : source_(std::move(source)), options_(std::move(options)), pid_(getpid()), dataset_(std::move(dataset)) {
+  Open();
+}
+
+void PyReader::Open() {
+  ffr::ReaderOptions o;
+  o.backend = ParseBackend(options_.backend);
+  o.direct_io = options_.direct_io;
+  o.verify_checksums = options_.verify_checksums;
+  std::unique_ptr<ffr::Reader> reader;
+  ffr::Status s;
+  {
+    // Opening reads every shard's header (and with mmap populates the mappings): other threads run.
+    ReleasedGil released;
+    s = dataset_ ? dataset_->OpenReader(source_.split, o, &reader) : ffr::Reader::Open(source_.path, o, &reader);
+  }
+  ThrowIfError(s);
+  if (dataset_) manifest_crc_ = dataset_->ManifestCrc();
+  reader_ = std::move(reader);
+}
 
 std::shared_ptr<const ffr::Reader> PyReader::Get() const {
   if (getpid() != pid_) {
-    throw std::runtime_error("this ffyolo.Reader of " + source_.path + " was opened in process " +
-                             std::to_string(pid_) + " and cannot be used in process " + std::to_string(getpid()) +
-                             " after fork(): open a new Reader in the child, or pickle it (it reopens by path)");
+    Raise(PyExc_RuntimeError, "this ffyolo.Reader of " + source_.path + " was opened in process " +
+                                  std::to_string(pid_) + " and cannot be used in process " + std::to_string(getpid()) +
+                                  " after fork(): open a new Reader in the child, or pickle it (it reopens by path)");
   }
-  if (reader_ == nullptr) throw nb::value_error(("the ffyolo.Reader of " + source_.path + " is closed").c_str());
+  if (reader_ == nullptr) Raise(PyExc_ValueError, "the ffyolo.Reader of " + source_.path + " is closed");
   return reader_;
 }
 
@@ -117,12 +138,13 @@ or "mmap"; all give the same bytes. direct_io reads with O_DIRECT (not with mmap
 verify_checksums checks each sample's CRC-32 and raises CorruptionError on a mismatch.
 
 Reads release the GIL, so several threads may read at once. A Reader pickles by its path and
-options and reopens when unpickled; after os.fork() it raises RuntimeError in the child.)")
+options and reopens when unpickled (a split's Reader refuses a dataset packed again since: ValueError);
+after os.fork() it raises RuntimeError in the child.)")
       .def(
           "__init__",
           [](PyReader* self, const PathArg& path, const std::string& backend, bool direct_io,
              bool verify_checksums) {
-            new (self) PyReader({path.path, ""}, {backend, direct_io, verify_checksums});
+            new (self) PyReader({path.path, "", path.bytes}, {backend, direct_io, verify_checksums});
           },
           nb::arg("path"), nb::kw_only(), nb::arg("backend") = "auto", nb::arg("direct_io") = false,
           nb::arg("verify_checksums") = true, nb::call_guard<InCall>())
@@ -133,8 +155,9 @@ options and reopens when unpickled; after os.fork() it raises RuntimeError in th
       .def("__getitem__", &PyReader::Read, nb::arg("index"), nb::call_guard<InCall>())
       .def_prop_ro("backend", &PyReader::backend, "The backend in use: 'io_uring', 'pread' or 'mmap'.")
       .def_prop_ro(
-          "path", [](const PyReader& r) { return r.source().path; },
-          "What the reader was opened on: a shard, a folder of shards, or a packed dataset.")
+          "path", [](const PyReader& r) { return PathArg{r.source().path, r.source().bytes}; },
+          "What the reader was opened on: a shard, a folder of shards, or a packed dataset; bytes when given as "
+          "bytes, else a str (os.fsdecode's, for a name that is not UTF-8).")
       .def_prop_ro(
           "split",
           [](const PyReader& r) {
@@ -147,18 +170,20 @@ options and reopens when unpickled; after os.fork() it raises RuntimeError in th
       .def("__exit__", [](PyReader& r, nb::args) { r.Close(); })
       .def("__getstate__",
            [](const PyReader& r) {
-             return State(r.source().path, r.source().split, r.options().backend, r.options().direct_io,
-                          r.options().verify_checksums);
+             return State(PathArg{r.source().path, r.source().bytes}, r.source().split, r.options().backend,
+                          r.options().direct_io, r.options().verify_checksums, r.manifest_crc());
            })
       .def("__setstate__",
            [](PyReader* self, const State& s) {
-             new (self) PyReader({std::get<0>(s), std::get<1>(s)}, {std::get<2>(s), std::get<3>(s), std::get<4>(s)});
+             const PathArg& path = std::get<0>(s);
+             new (self) PyReader({path.path, std::get<1>(s), path.bytes},
+                                 {std::get<2>(s), std::get<3>(s), std::get<4>(s)}, std::get<5>(s));
            },
            nb::call_guard<InCall>())
       .def("__repr__", [](const PyReader& r) {
         std::string where = r.source().split.empty() ? r.source().path : r.source().path + ", split=" + r.source().split;
-        if (r.closed()) return "<ffyolo.Reader " + where + " (closed)>";
-        return "<ffyolo.Reader " + where + ": " + std::to_string(r.size()) + " samples, " + r.backend() + ">";
+        if (r.closed()) return Text("<ffyolo.Reader " + where + " (closed)>");
+        return Text("<ffyolo.Reader " + where + ": " + std::to_string(r.size()) + " samples, " + r.backend() + ">");
       });
 }
 

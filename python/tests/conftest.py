@@ -54,13 +54,18 @@ def coco128(tmp_path_factory) -> Path:
     return out
 
 
+def pack(src: Path, out: Path, *options: str) -> None:
+    """`yolo-pack` of a YOLO tree with its data.yaml into `out`."""
+    subprocess.run([str(tool("yolo-pack")), str(src), "-o", str(out), "--layout", "yolo",
+                    "--data", str(src / "data.yaml"), "--workers", "1", *options], check=True, capture_output=True)
+
+
 @pytest.fixture(scope="session")
-def two_splits(tmp_path_factory) -> Path:
-    """coco128's first 8 images packed as two splits, a and b, both in the data YAML's train: (so the
-    training default is the set a+b), b its val:."""
+def two_splits_source(tmp_path_factory) -> Path:
+    """coco128's first 8 images as a YOLO tree of two splits, a and b, both in the data YAML's train:, b its
+    val:."""
     if not COCO128.is_dir():
         pytest.skip(f"no coco128 at {COCO128}")
-    yolo_pack = tool("yolo-pack")
     src = tmp_path_factory.mktemp("two_splits_src")
     images = sorted((COCO128 / "images" / "train2017").iterdir())[:8]
     for split, part in (("a", images[:4]), ("b", images[4:])):
@@ -73,7 +78,12 @@ def two_splits(tmp_path_factory) -> Path:
                 shutil.copy(label, src / "labels" / split)
     (src / "data.yaml").write_text("train: [images/a, images/b]\nval: images/b\n" +
                                    (COCO128 / "names.yaml").read_text())
+    return src
+
+
+@pytest.fixture(scope="session")
+def two_splits(two_splits_source, tmp_path_factory) -> Path:
+    """two_splits_source packed (so the training default is the set a+b)."""
     out = tmp_path_factory.mktemp("two_splits") / "two.ffr"
-    subprocess.run([str(yolo_pack), str(src), "-o", str(out), "--layout", "yolo", "--data", str(src / "data.yaml"),
-                    "--workers", "1"], check=True, capture_output=True)
+    pack(two_splits_source, out)
     return out

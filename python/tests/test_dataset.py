@@ -1,16 +1,20 @@
 """ffyolo.Dataset on coco128 packed by yolo-pack, against the YOLO label files it was packed from
 and against the records in the shards (docs/format.md section 2, parsed here in pure Python)."""
 
+import fcntl
+import os
 import pickle
 import re
+import shutil
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ffyolo
-from conftest import COCO128
+from conftest import COCO128, pack, tool
 
 RECORD_HEADER = struct.Struct("<IHBBIIqIHHQ")  # docs/format.md section 2: 40 bytes
 BOX = struct.Struct("<HBBfffff")
@@ -97,3 +101,72 @@ def test_a_set_of_splits_is_read_as_the_tools_read_it(two_splits):
 def test_missing_dataset(tmp_path):
     with pytest.raises(FileNotFoundError, match="nowhere"):
         ffyolo.Dataset(tmp_path / "nowhere")
+
+
+def lock_is_held(data: Path) -> bool:
+    """Whether an open dataset holds `data`'s LOCK (shared), which `yolo-pack --force` needs alone."""
+    with open(data / "LOCK", "rb") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return False
+
+
+def test_a_split_and_its_readers_hold_the_datasets_lock(two_splits_source, tmp_path):
+    """`Dataset(p)["a"]` let go of the lock with its Dataset: `yolo-pack --force` into p went ahead, and the
+    split's reader() then read the new pack under the old labels. A Split and each Reader it opens hold the
+    lock; a pickled Reader refuses a dataset packed again since."""
+    data = tmp_path / "d.ffr"
+    pack(two_splits_source, data)
+    split = ffyolo.Dataset(data)["a"]
+    assert lock_is_held(data)  # the Dataset is gone, its Split holds it
+    reader = split.reader()
+    pickled = pickle.dumps(reader)
+    repack = subprocess.Popen([str(tool("yolo-pack")), str(two_splits_source), "-o", str(data), "--layout", "yolo",
+                               "--data", str(two_splits_source / "data.yaml"), "--workers", "1", "--force",
+                               "--shards", "2"],  # another pack: its manifest differs
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert any("waiting for LOCK" in line for line in repack.stderr)  # said before it blocks
+        del split
+        assert lock_is_held(data) and repack.poll() is None  # the reader holds it
+        assert len(reader.read_batch([0, 3])) == 2
+        del reader
+        repack.communicate(timeout=120)
+        assert repack.returncode == 0
+    finally:
+        repack.kill()
+        repack.wait()
+    with pytest.raises(ValueError, match=re.escape(f"{data}: packed again since this Reader of split 'a' was made")):
+        pickle.loads(pickled)
+    assert len(pickle.loads(pickle.dumps(ffyolo.Dataset(data)["a"].reader()))) == 4
+
+
+def test_a_path_that_is_not_utf8_round_trips(two_splits, tmp_path):
+    """A dataset whose path is not UTF-8 (bytes paths are documented): every batch raised UnicodeDecodeError,
+    as did Reader.path, repr and pickling, and a missing one raised FileNotFoundError() without a message.
+    Paths come back as they went in, as os's functions give them: bytes as bytes, str as os.fsdecode's."""
+    raw = os.fsencode(tmp_path) + b"/caf\xe9.ffr"
+    shutil.copytree(os.fsencode(two_splits), raw)
+    for data in (raw, os.fsdecode(raw)):
+        def under(*names: str):
+            return os.path.join(data, *(os.fsencode(n) if isinstance(data, bytes) else n for n in names))
+
+        dataset = ffyolo.Dataset(data)
+        assert dataset.path == data and "caf\\xe9.ffr" in repr(dataset)
+        split = dataset["a"]
+        assert [type(f) for f in split.files] == [type(data)] * 4
+        reader = split.reader()
+        copy = pickle.loads(pickle.dumps(reader))
+        assert reader.path == copy.path == data and copy.read(0) == reader.read(0)
+        assert "caf\\xe9.ffr" in repr(reader)
+        shards = ffyolo.Reader(under("a"))
+        assert pickle.loads(pickle.dumps(shards)).path == shards.path == under("a")
+        loader = ffyolo.Loader(data, "a", img=64, batch=2, augment=False, workers=1)
+        paths = [p for _, _, batch_paths, _ in loader for p in batch_paths]
+        assert sorted(paths) == sorted(os.path.join(under("a"), f) for f in split.files)
+        for missing in (ffyolo.Dataset, ffyolo.Reader, ffyolo.Loader):
+            with pytest.raises(FileNotFoundError, match=re.escape("caf\\xe9.ffr/nowhere")):
+                missing(under("nowhere"))
