@@ -125,9 +125,15 @@ ffr::Status Hyp::Parse(const std::string& yaml, const std::string& where, Hyp* o
   return ffr::Status::OK();
 }
 
+std::vector<std::pair<std::string, double>> Hyp::Values() const {
+  std::vector<std::pair<std::string, double>> values;
+  for (const HypKey& key : kKeys) values.emplace_back(key.name, this->*(key.field));
+  return values;
+}
+
 std::string Hyp::ToYaml() const {
   std::string yaml;
-  for (const HypKey& key : kKeys) yaml += std::string(key.name) + ": " + FormatNumber(this->*(key.field)) + "\n";
+  for (const auto& [name, value] : Values()) yaml += name + ": " + FormatNumber(value) + "\n";
   return yaml;
 }
 

@@ -231,6 +231,7 @@ class PyLoader {
     if (opened && !s.ok()) RaiseSplitError(s);
     ThrowIfError(s);
     files_ = dataset_->path() + "/" + options_.split + "/";
+    manifest_crc_ = dataset_->ManifestCrc();
     std::shared_ptr<Loader> loader;
     {
       ReleasedGil released;
@@ -299,34 +300,25 @@ class PyLoader {
     Restart(epoch, 0);
   }
 
+  // Where the loader stands, and what its batches are made from (Made()).
   nb::dict StateDict() const {
-    nb::dict d;
+    nb::dict d = Made();
     d["epoch"] = epoch_;
     d["batch"] = next_batch_;
-    d["split"] = options_.split;
-    d["seed"] = options_.seed;
-    d["batch_size"] = options_.batch_size;
-    d["rank"] = options_.rank;
-    d["world_size"] = options_.world_size;
-    d["augment"] = options_.training;
     return d;
   }
 
+  // Resumes at a state of a loader made from the same: of another, the batches would not be the ones the
+  // uninterrupted run gives, so it is refused naming what differs.
   void LoadStateDict(const nb::dict& d) {
-    const auto same = [&](const char* key, const nb::object& mine) {
-      if (!d.contains(key)) throw nb::value_error((std::string("state_dict has no '") + key + "'").c_str());
-      if (!mine.equal(d[key]))
-        throw nb::value_error((std::string("state_dict is of another loader: its ") + key + " is " +
-                               nb::cast<std::string>(nb::repr(d[key])) + ", this loader's " +
-                               nb::cast<std::string>(nb::repr(mine)))
-                                  .c_str());
-    };
-    same("split", nb::cast(options_.split));
-    same("seed", nb::cast(options_.seed));
-    same("batch_size", nb::cast(options_.batch_size));
-    same("rank", nb::cast(options_.rank));
-    same("world_size", nb::cast(options_.world_size));
-    same("augment", nb::cast(options_.training));
+    for (auto [key, mine] : Made()) {
+      const std::string name = nb::cast<std::string>(key);
+      if (!d.contains(key))
+        Raise(PyExc_ValueError, "state_dict has no '" + name + "': a state of an older ffyolo, which did not record "
+                                "all its batches depend on, cannot be checked against this loader (set_epoch(epoch) "
+                                "starts its epoch again instead)");
+      RefuseIfOther(name, mine, d[key]);
+    }
     if (!d.contains("epoch") || !d.contains("batch")) throw nb::value_error("state_dict has no 'epoch' or 'batch'");
     const int64_t epoch = StateInteger(d, "epoch"), batch = StateInteger(d, "batch");
     if (epoch < 0 || batch < 0 || batch > size())
@@ -334,6 +326,47 @@ class PyLoader {
                              " is out of range (" + std::to_string(size()) + " batches an epoch)")
                                 .c_str());
     Restart(epoch, batch);
+  }
+
+  // What the batches are made from, which a state names: the dataset (its manifest's CRC-32, which a copy
+  // or a move keeps and a pack changes) and every option that changes a batch; not workers nor prefetch.
+  nb::dict Made() const {
+    nb::dict d;
+    d["dataset"] = manifest_crc_;
+    d["split"] = options_.split;
+    d["seed"] = options_.seed;
+    d["batch_size"] = options_.batch_size;
+    d["img"] = options_.img_size;
+    d["rank"] = options_.rank;
+    d["world_size"] = options_.world_size;
+    d["augment"] = options_.training;
+    d["rect"] = options_.rect;
+    d["shuffle"] = options_.shuffle;
+    d["drop_last"] = options_.drop_last;
+    d["single_cls"] = options_.single_cls;
+    d["pixel_cache"] = options_.pixel_cache;
+    nb::dict hyp;
+    for (const auto& [key, value] : options_.hyp.Values()) hyp[key.c_str()] = value;
+    d["hyp"] = hyp;
+    return d;
+  }
+
+  // Raises naming `what` (e.g. "hyp['degrees']") when a state's `theirs` is not this loader's `mine`; dicts
+  // are compared key by key.
+  static void RefuseIfOther(const std::string& what, nb::handle mine, nb::handle theirs) {
+    if (nb::isinstance<nb::dict>(mine) && nb::isinstance<nb::dict>(theirs)) {
+      const nb::dict their_dict = nb::borrow<nb::dict>(theirs);
+      for (auto [key, value] : nb::borrow<nb::dict>(mine)) {
+        const std::string entry = what + "[" + nb::cast<std::string>(nb::repr(key)) + "]";
+        if (!their_dict.contains(key)) Raise(PyExc_ValueError, "state_dict has no " + entry);
+        RefuseIfOther(entry, value, their_dict[key]);
+      }
+      return;
+    }
+    if (!mine.equal(theirs))
+      Raise(PyExc_ValueError, "state_dict is of another loader: its " + what + " is " +
+                                  nb::cast<std::string>(nb::repr(theirs)) + ", this loader's " +
+                                  nb::cast<std::string>(nb::repr(mine)));
   }
 
   // An integer of a state dict: what else it holds (2.0, '1') is refused naming it, not met as std::bad_cast.
@@ -490,6 +523,7 @@ class PyLoader {
   HookedAllocator* hooked_ = nullptr;        // the source of allocator_, when it calls memory hooks
   std::unique_ptr<Dataset> dataset_;
   std::string files_;  // the split's folder in the dataset, ending in '/': each path's start
+  std::string manifest_crc_;  // the dataset's identity, which a state names
   LabelIndex index_;
   // Shared with the calls under way, which may outlive close() (and meanwhile see Aborted).
   std::shared_ptr<Loader> loader_;
@@ -543,8 +577,9 @@ the tools' --split); it defaults to the data YAML's train: (augment) or val: rec
 else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
 of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
 instead of decoding JPEGs. rank and world_size give this
-process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
-from (seed, epoch, rank, position): the batches do not depend on `workers`.
+process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
+batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
+epoch, rank, position): the batches do not depend on `workers`.
 
 A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
 Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
@@ -574,10 +609,12 @@ for CUDA copies).)")
       .def("set_epoch", &PyLoader::SetEpoch, nb::arg("epoch"),
            "The next iteration runs `epoch` from its first batch (torch's DistributedSampler.set_epoch).")
       .def("state_dict", &PyLoader::StateDict,
-           "Where the loader stands: the epoch and the next batch, with the options a resume must share.")
+           "Where the loader stands (the epoch and the next batch) and what its batches are made from: the "
+           "dataset's identity and the options a resume must share.")
       .def("load_state_dict", &PyLoader::LoadStateDict, nb::arg("state"), nb::call_guard<InCall>(),
            "The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted "
-           "run would have given. ValueError for the state of a loader with other options.")
+           "run would have given. ValueError, naming what differs, for the state of a loader made from another "
+           "dataset or with other options, or of an older ffyolo, which recorded less.")
       .def_prop_ro("epoch", &PyLoader::epoch, "The epoch the next batch belongs to.")
       .def_prop_ro("batch_index", &PyLoader::batch_index, "The number of the next batch in its epoch.")
       .def_prop_ro("split", &PyLoader::split, "The split read, e.g. 'train2017'.")

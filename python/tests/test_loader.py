@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ffyolo
-from conftest import tool
+from conftest import pack, tool
 
 IMG, BATCH, SEED = 128, 8, 3
 DIGEST = re.compile(r"batch (\d+): (\d+) images (\d+)x(\d+), (\d+) targets, images crc32 ([0-9a-f]{8}), "
@@ -106,6 +106,24 @@ def test_two_ranks_read_disjoint_halves(coco128):
     assert len(set(paths[0]) | set(paths[1])) == 128
 
 
+def test_validation_ranks_read_their_share_of_the_batches(coco128):
+    """augment=False with world_size=3 read the whole split on every rank: each rank now reads every third batch
+    of the one-rank loader (the C++ loader's, as `yolo-ffr batches --val --rank`), and together every sample
+    once."""
+    whole = loader_digests(make(coco128, augment=False, workers=2))
+    paths = []
+    for rank in range(3):
+        loader = make(coco128, augment=False, rank=rank, world_size=3, workers=2)
+        mine = []
+        for i, (imgs, targets, batch_paths, _) in enumerate(loader):
+            mine.append(digest(i, imgs, targets))
+            paths += batch_paths
+        assert [d[1:] for d in mine] == [d[1:] for d in whole[rank::3]]
+        assert mine == yolo_ffr_digests(coco128, "--val", "--rank", str(rank), "--world-size", "3")
+        assert loader.samples == sum(d[1] for d in mine)
+    assert len(paths) == len(set(paths)) == 128
+
+
 def test_held_batches_stay_intact(coco128):
     """Batches kept past the ring's depth keep their pixels while the loader runs on, and no wait hangs."""
     expected = yolo_ffr_digests(coco128)
@@ -181,6 +199,39 @@ def test_a_state_dict_of_other_types_is_refused_naming_the_entry(coco128):
         state = dict(loader.state_dict(), **{key: value})
         with pytest.raises(ValueError, match=re.escape(f"state_dict's {key} is {value!r}: not an integer")):
             loader.load_state_dict(state)
+
+
+@pytest.mark.parametrize("option, value, entry", [
+    ("shuffle", False, "shuffle"),
+    ("rect", True, "rect"),
+    ("img", IMG + 32, "img"),
+    ("hyp", {"degrees": 5.0}, "hyp['degrees']"),
+    ("single_cls", True, "single_cls"),
+    ("drop_last", True, "drop_last"),
+])
+def test_the_state_of_a_loader_made_otherwise_is_refused_naming_what_differs(coco128, option, value, entry):
+    """load_state_dict took the state of a loader with another shuffle, rect, img or hyp, then gave batches the
+    uninterrupted run would not have given."""
+    options = dict(img=IMG, batch=BATCH, seed=SEED, workers=1)
+    state = ffyolo.Loader(coco128, **dict(options, **{option: value})).state_dict()
+    with pytest.raises(ValueError, match=re.escape(f"state_dict is of another loader: its {entry} is ")):
+        ffyolo.Loader(coco128, **options).load_state_dict(state)
+
+
+def test_the_state_of_another_pack_or_an_older_ffyolo_is_refused(two_splits_source, tmp_path):
+    """A state of another dataset (here the same images packed otherwise: another manifest), and one without
+    the entries this ffyolo records, which cannot be checked: both refused, saying why."""
+    first, second = tmp_path / "first.ffr", tmp_path / "second.ffr"
+    pack(two_splits_source, first)
+    pack(two_splits_source, second, "--shards", "2")
+    state = make(first, workers=1).state_dict()
+    make(first, workers=1).load_state_dict(state)
+    with pytest.raises(ValueError, match="state_dict is of another loader: its dataset is '[0-9a-f]{8}'"):
+        make(second, workers=1).load_state_dict(state)
+    old = {key: state[key] for key in ("epoch", "batch", "split", "seed", "batch_size", "rank", "world_size",
+                                        "augment")}
+    with pytest.raises(ValueError, match=re.escape("state_dict has no 'dataset': a state of an older ffyolo")):
+        make(first, workers=1).load_state_dict(old)
 
 
 def test_a_set_of_splits_is_read_as_the_tools_read_it(two_splits):

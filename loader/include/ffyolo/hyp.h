@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ffr/status.h"
@@ -27,6 +28,8 @@ struct Hyp {
   static ffr::Status Load(const std::string& path, Hyp* out, std::vector<std::string>* defaulted = nullptr);
   static ffr::Status Parse(const std::string& yaml, const std::string& where, Hyp* out,
                            std::vector<std::string>* defaulted = nullptr);
+  // Every key with its value, in Ultralytics' order.
+  std::vector<std::pair<std::string, double>> Values() const;
   // Every key, in Ultralytics' order, as YAML.
   std::string ToYaml() const;
 };
