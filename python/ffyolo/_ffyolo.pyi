@@ -20,10 +20,11 @@ class Reader:
     verify_checksums checks each sample's CRC-32 and raises CorruptionError on a mismatch.
 
     Reads release the GIL, so several threads may read at once. A Reader pickles by its path and
-    options and reopens when unpickled; after os.fork() it raises RuntimeError in the child.
+    options and reopens when unpickled (a split's Reader refuses a dataset packed again since: ValueError);
+    after os.fork() it raises RuntimeError in the child.
     """
 
-    def __init__(self, path: str | os.PathLike, *, backend: str = 'auto', direct_io: bool = False, verify_checksums: bool = True) -> None: ...
+    def __init__(self, path: str | bytes | os.PathLike, *, backend: str = 'auto', direct_io: bool = False, verify_checksums: bool = True) -> None: ...
 
     def __len__(self) -> int:
         """The number of samples."""
@@ -43,9 +44,9 @@ class Reader:
         """The backend in use: 'io_uring', 'pread' or 'mmap'."""
 
     @property
-    def path(self) -> str:
+    def path(self) -> str | bytes:
         """
-        What the reader was opened on: a shard, a folder of shards, or a packed dataset.
+        What the reader was opened on: a shard, a folder of shards, or a packed dataset; bytes when given as bytes, else a str (os.fsdecode's, for a name that is not UTF-8).
         """
 
     @property
@@ -63,9 +64,9 @@ class Reader:
 
     def __exit__(self, *args) -> None: ...
 
-    def __getstate__(self) -> tuple[str, str, str, bool, bool]: ...
+    def __getstate__(self) -> tuple[str | bytes, str, str, bool, bool, str]: ...
 
-    def __setstate__(self, arg: tuple[str, str, str, bool, bool], /) -> None: ...
+    def __setstate__(self, arg: tuple[str | bytes | os.PathLike, str, str, bool, bool, str], /) -> None: ...
 
     def __repr__(self) -> str: ...
 
@@ -75,7 +76,8 @@ class Split:
 
     Its metadata comes from the split's label index, read once when the Split is made; the image
     bytes stay in the shards, which reader() opens. Sample i of every property is sample i of the
-    reader.
+    reader. A Split, and each Reader it opens, holds the dataset's lock as the Dataset does, so that
+    `yolo-pack --force` into it waits while they live.
     """
 
     @property
@@ -105,7 +107,9 @@ class Split:
 
     @property
     def files(self) -> list:
-        """The samples' file names as packed, e.g. '000000000009.jpg'."""
+        """
+        The samples' file names as packed, e.g. '000000000009.jpg' (bytes if the dataset's path was).
+        """
 
     def reader(self, *, backend: str = 'auto', direct_io: bool = False, verify_checksums: bool = True) -> Reader:
         """
@@ -120,16 +124,18 @@ class Dataset:
 
     Dataset(path)
 
-    Opening reads the manifest (dataset.yaml) and holds the dataset's lock shared until the Dataset
-    is garbage collected, so that `yolo-pack --force` into it waits. dataset[name] or
-    dataset.split(name) gives a Split.
+    Opening reads the manifest (dataset.yaml) and holds the dataset's lock shared until the Dataset,
+    and every Split and split Reader made from it, is garbage collected, so that `yolo-pack --force`
+    into it waits. dataset[name] or dataset.split(name) gives a Split.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None: ...
+    def __init__(self, path: str | bytes | os.PathLike) -> None: ...
 
     @property
-    def path(self) -> str:
-        """The dataset folder."""
+    def path(self) -> str | bytes:
+        """
+        The dataset folder: bytes when given as bytes, else a str (os.fsdecode's for a name that is not UTF-8).
+        """
 
     @property
     def splits(self) -> list[str]:
@@ -174,8 +180,9 @@ class Loader:
     else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
     of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
     instead of decoding JPEGs. rank and world_size give this
-    process its share of each epoch, as torch's DistributedSampler. Every sample's randomness comes
-    from (seed, epoch, rank, position): the batches do not depend on `workers`.
+    process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
+    batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
+    epoch, rank, position): the batches do not depend on `workers`.
 
     A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
     Iteration stops at the epoch's end and the next iteration runs the next epoch; set_epoch(e)
@@ -187,7 +194,7 @@ class Loader:
     for CUDA copies).
     """
 
-    def __init__(self, data: str | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False, memory_hooks: tuple[object, object] | None = None) -> None: ...
+    def __init__(self, data: str | bytes | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False, memory_hooks: tuple[object, object] | None = None) -> None: ...
 
     def __len__(self) -> int:
         """The batches of an epoch (this rank's)."""
@@ -203,12 +210,12 @@ class Loader:
 
     def state_dict(self) -> dict:
         """
-        Where the loader stands: the epoch and the next batch, with the options a resume must share.
+        Where the loader stands (the epoch and the next batch) and what its batches are made from: the dataset's identity and the options a resume must share.
         """
 
     def load_state_dict(self, state: dict) -> None:
         """
-        The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted run would have given. ValueError for the state of a loader with other options.
+        The next iteration continues where `state` (from state_dict) stood: the batches an uninterrupted run would have given. ValueError, naming what differs, for the state of a loader made from another dataset or with other options, or of an older ffyolo, which recorded less.
         """
 
     @property
