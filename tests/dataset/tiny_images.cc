@@ -96,6 +96,13 @@ std::string WithPngExifOrientation(const std::string& png, uint8_t orientation) 
   return png.substr(0, kAfterIhdr) + chunk + png.substr(kAfterIhdr);
 }
 
+std::string WithXmpFirst(const std::string& jpeg) {
+  const std::string xmp = std::string("http://ns.adobe.com/xap/1.0/\0", 29) + "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>";
+  const size_t length = xmp.size() + 2;
+  return jpeg.substr(0, 2) + "\xFF\xE1" + static_cast<char>(length >> 8) + static_cast<char>(length & 0xFF) + xmp +
+         jpeg.substr(2);
+}
+
 std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation) {
   return JpegWithExifOrientation(jpeg, orientation);
 }

@@ -14,6 +14,10 @@ std::string MakeJpeg(int width, int height, int components);
 // `jpeg` with an APP1 EXIF block after its SOI: a little-endian TIFF whose IFD0 holds the orientation alone.
 std::string WithExifOrientation(const std::string& jpeg, uint8_t orientation);
 
+// `jpeg` with an XMP APP1 segment after its SOI, as photo tools write it before the EXIF one (cv::imread reads
+// the first APP1 segment alone, so it then turns the image by none).
+std::string WithXmpFirst(const std::string& jpeg);
+
 // `png` with an eXIf chunk (its CRC right) after IHDR: a little-endian TIFF whose IFD0 holds the orientation.
 std::string WithPngExifOrientation(const std::string& png, uint8_t orientation);
 

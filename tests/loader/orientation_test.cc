@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ffyolo/dataset.h"
+#include "ffyolo/exif.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/orientation.h"
 #include "ffyolo/pack.h"
@@ -39,8 +40,9 @@ std::string EncodeJpeg(const cv::Mat& bgr) {
   return out;
 }
 
-// A baseline uncompressed RGB TIFF of `bgr` whose IFD0 gives `orientation` (OpenCV's imread turns a TIFF by it).
-std::string MakeTiff(const cv::Mat& bgr, int orientation) {
+// A baseline uncompressed RGB TIFF of `bgr` whose IFD0 gives `orientation` (OpenCV's imread turns a TIFF by it),
+// as one SHORT or as `count` values of another TIFF type.
+std::string MakeTiff(const cv::Mat& bgr, int orientation, uint16_t type = 3, uint32_t count = 1) {
   std::string t("II*\0\x08\0\0\0", 8);
   const auto u16 = [&](uint32_t v) { t += static_cast<char>(v & 0xFF), t += static_cast<char>(v >> 8 & 0xFF); };
   const auto u32 = [&](uint32_t v) { u16(v & 0xFFFF), u16(v >> 16); };
@@ -61,7 +63,7 @@ std::string MakeTiff(const cv::Mat& bgr, int orientation) {
   entry(259, 3, 1, 1);                // Compression: none
   entry(262, 3, 1, 2);                // PhotometricInterpretation: RGB
   entry(273, 4, 1, kPixels);          // StripOffsets
-  entry(274, 3, 1, orientation);      // Orientation
+  entry(274, type, count, orientation);  // Orientation
   entry(277, 3, 1, 3);                // SamplesPerPixel
   entry(278, 3, 1, h);                // RowsPerStrip
   entry(279, 4, 1, w * h * 3);        // StripByteCounts
@@ -186,6 +188,36 @@ TEST(ExifOrientationTest, TaggedPhotosTrainAsTheirUprightViews) {
     const auto as_stored = Epoch(ignored, training);
     ASSERT_EQ(as_stored.size(), want.size());
     EXPECT_FALSE(as_stored[0].first == want[0].first) << "--exif ignore: the stored pixels, not the views";
+  }
+}
+
+// libtiff reads a TIFF's orientation as one integer of any width (OpenCV's EXIF reader is not involved), and
+// ImageExifOrientation as it does: each of these decodes with cv::imdecode as the same picture carrying the
+// plain SHORT of the orientation it gives.
+TEST(ExifOrientationTest, TiffOrientationOfEachTypeTurnsAsOpenCvDoes) {
+  cv::Mat picture(5, 7, CV_8UC3);
+  cv::randu(picture, cv::Scalar::all(0), cv::Scalar::all(256));
+  const auto decode = [](const std::string& tiff) {
+    return cv::imdecode(std::vector<uint8_t>(tiff.begin(), tiff.end()), cv::IMREAD_COLOR);
+  };
+  const auto same = [](const cv::Mat& a, const cv::Mat& b) {
+    return a.size() == b.size() && cv::norm(a, b, cv::NORM_INF) == 0;
+  };
+  for (int o = 2; o <= 8; ++o) ASSERT_FALSE(same(decode(MakeTiff(picture, o)), decode(MakeTiff(picture, o - 1))));
+  struct Case {
+    uint16_t type;
+    uint32_t count;
+    int value;
+  };
+  for (const Case c : {Case{1, 1, 6}, Case{3, 1, 6}, Case{4, 1, 6}, Case{8, 1, 7}, Case{9, 1, 5}, Case{3, 2, 6},
+                       Case{4, 1, 9}, Case{4, 1, 0}}) {
+    SCOPED_TRACE("type " + std::to_string(c.type) + ", count " + std::to_string(c.count) + ", value " +
+                 std::to_string(c.value));
+    const std::string tiff = MakeTiff(picture, c.value, c.type, c.count);
+    const int o = ImageExifOrientation(reinterpret_cast<const uint8_t*>(tiff.data()), tiff.size());
+    const cv::Mat by_opencv = decode(tiff);
+    ASSERT_FALSE(by_opencv.empty());
+    EXPECT_TRUE(same(by_opencv, decode(MakeTiff(picture, o)))) << "turned by " << o;
   }
 }
 

@@ -29,6 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::MakeJpeg;
 using testing::WithExifOrientation;
+using testing::WithXmpFirst;
 using testing::ReadFileToString;
 using testing::ScratchDir;
 using testing::WriteStringToFile;
@@ -383,6 +384,25 @@ TEST(PackTest, RecordsKeepTheExifOrientationAndTheSplitCountsIt) {
   EXPECT_NE(swapped.problems[0].message.find("the record and the label index disagree (record vs index): size"),
             std::string::npos)
       << swapped.problems[0].message;
+}
+
+// A photo whose EXIF block (orientation 6) follows an XMP segment: cv::imread reads the first APP1 segment alone
+// and shows it as stored (tests/dataset/exif_test.cc checks that against cv::imdecode), so a COCO JSON giving
+// the size cv2 shows packs by default, unturned, and one giving the turned size is refused.
+TEST(PackTest, AnExifBlockOpenCvDoesNotReadDoesNotTurnTheImage) {
+  ScratchDir dir("xmp_first");
+  const std::string photo = WithXmpFirst(WithExifOrientation(MakeJpeg(64, 24, 3), 6));
+  WriteCocoTree(dir / "as_cv2_shows", "val", {{"a.jpg", 64, 24, photo, kBox}});
+  PackSummary sum;
+  const Status s = Pack(Options(dir / "as_cv2_shows", dir / "out.ffr"), &sum);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sum.exif_oriented, 0);
+  const LabelIndex index = LoadIndex(dir / "out.ffr", "val");
+  EXPECT_EQ(index.width(0), 64u);
+  EXPECT_EQ(index.height(0), 24u);
+  WriteCocoTree(dir / "turned", "val", {{"a.jpg", 24, 64, photo, kBox}});
+  PackSummary refused;
+  EXPECT_FALSE(Pack(Options(dir / "turned", dir / "refused.ffr"), &refused).ok());
 }
 
 TEST(PackTest, InvalidAlignIsRefused) {

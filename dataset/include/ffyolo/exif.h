@@ -12,21 +12,20 @@
 
 namespace ffyolo {
 
-// The orientation a JPEG's APP1 "Exif" segment gives in IFD0 (tag 0x0112).
-// 1 where there is none: no EXIF, no such tag, not a JPEG. A malformed EXIF
-// block (truncated, offsets past its end, a value outside 1..8) gives 1 too,
-// and sets *malformed when the caller asks. Reads nothing outside
-// [data, data + size), whatever the bytes.
-int JpegExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+// The orientation cv::imread(IMREAD_COLOR) of OpenCV 4.6 turns an image by, decided as OpenCV and the
+// libraries under it read the bytes (its EXIF reader's slips included, so that the loader, the pixel cache and
+// yolo-detect see what YOLOv5 sees; exif.cc says how): 1 to 8, 1 where it does not turn the image. Reads
+// nothing outside [data, data + size), whatever the bytes.
 
-// The orientation a PNG's eXIf chunk (a TIFF block, before the image data)
-// gives, as OpenCV's imread applies it; 1 and *malformed as above.
-int PngExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+// A JPEG's: its first APP1 segment before the image data, whatever it holds, read as an EXIF block.
+int JpegExifOrientation(const uint8_t* data, size_t size);
 
-// A JPEG's, a PNG's or a TIFF's (its IFD0's tag, by their first bytes), 1 for
-// any other bytes: the orientation cv::imread(IMREAD_COLOR) turns the image by
-// (OpenCV 4.6 reads no WebP's).
-int ImageExifOrientation(const uint8_t* data, size_t size, bool* malformed = nullptr);
+// A PNG's: its first eXIf chunk that libpng keeps, before the image data or after it.
+int PngExifOrientation(const uint8_t* data, size_t size);
+
+// A JPEG's, a PNG's or a TIFF's (libtiff's reading of its IFD0's tag), by their first bytes; 1 for any other
+// bytes (OpenCV 4.6 reads no WebP's).
+int ImageExifOrientation(const uint8_t* data, size_t size);
 
 // `jpeg` (from its SOI) with an APP1 EXIF block after the SOI whose IFD0 holds
 // `orientation` alone: how yolo-pack --max-size keeps the tag of a JPEG it
@@ -37,6 +36,10 @@ std::string JpegWithExifOrientation(std::string_view jpeg, int orientation);
 // turned with them to where it is seen (yolo-pack --exif apply). Boxes in
 // fractions of the sides take width = height = 1.
 void TurnBoxToViewed(int orientation, double width, double height, double* cx, double* cy, double* w, double* h);
+
+// Whether pixels of this orientation are turned or mirrored to be viewed (2 to 8; 0, not recorded,
+// and 1 are viewed as stored).
+inline bool OrientationTurns(int orientation) { return orientation >= 2 && orientation <= 8; }
 
 // Whether an image of this orientation is seen with its width and height
 // swapped (5 to 8: a transpose is part of the turn).

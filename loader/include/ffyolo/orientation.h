@@ -6,11 +6,9 @@
 
 #include <opencv2/core.hpp>
 
-namespace ffyolo {
+#include "ffyolo/exif.h"  // OrientationTurns
 
-// Whether pixels of this orientation are turned or mirrored to be viewed (2 to 8; 0, not recorded,
-// and 1 are viewed as stored).
-inline bool OrientationTurns(int orientation) { return orientation >= 2 && orientation <= 8; }
+namespace ffyolo {
 
 // The orientation that turns a viewed image back to its stored pixels (6 and 8 undo each other; the
 // others undo themselves).
