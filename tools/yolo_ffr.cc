@@ -143,7 +143,8 @@ int List(const std::string& path, std::string split, int64_t limit) {
   return 0;
 }
 
-// Reads the samples `indices` of `split` and hands each to `use`.
+// Reads the samples `indices` of `split` and hands each to `use`, with whether the split applies EXIF orientations
+// (the frame its boxes are in: inspect.h's RecordFrame).
 template <typename Use>
 int ForEachRecord(const std::string& path, std::string split, std::vector<int64_t> indices, int64_t by_id, Use use) {
   std::unique_ptr<ffyolo::Dataset> dataset;
@@ -153,6 +154,8 @@ int ForEachRecord(const std::string& path, std::string split, std::vector<int64_
     indices.emplace_back();
     s = ffyolo::FindSampleByImageId(*dataset, split, by_id, &indices.back());
   }
+  bool exif_applied = false;
+  if (s.ok()) s = dataset->ExifApplied(split, &exif_applied);
   std::unique_ptr<ffr::Reader> reader;
   if (s.ok()) s = dataset->OpenReader(split, ffr::ReaderOptions(), &reader);
   if (!s.ok()) return Fail(s);
@@ -160,7 +163,7 @@ int ForEachRecord(const std::string& path, std::string split, std::vector<int64_
   for (int64_t index : indices) {
     ffyolo::RecordView record;
     s = ffyolo::ReadRecord(*reader, index, &buffer, &record);
-    if (s.ok()) s = use(dataset->manifest(), index, record);
+    if (s.ok()) s = use(dataset->manifest(), index, record, exif_applied);
     if (!s.ok()) return Fail(s);
   }
   return 0;
@@ -297,15 +300,17 @@ int Main(int argc, char** argv) {
   }
   if (cat->parsed())
     return ForEachRecord(path, split, indices, by_id,
-                         [](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
-                           std::fputs(ffyolo::FormatRecord(m, index, record).c_str(), stdout);
+                         [](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record,
+                            bool exif_applied) {
+                           std::fputs(ffyolo::FormatRecord(m, index, record, exif_applied).c_str(), stdout);
                            return Status::OK();
                          });
   if (Status st = ffyolo::CheckOutputApart("-o", out_dir, {{"dataset", path}}); !st.ok()) return Fail(st);
   // Every file the samples would write is checked before the first is written.
   std::vector<std::pair<int64_t, std::vector<std::string>>> planned;
   if (const int failed = ForEachRecord(path, split, indices, -1,
-                                       [&](const ffyolo::Manifest&, int64_t index, const ffyolo::RecordView& record) {
+                                       [&](const ffyolo::Manifest&, int64_t index, const ffyolo::RecordView& record,
+                                           bool) {
                                          planned.emplace_back(index, std::vector<std::string>());
                                          return ffyolo::ExtractedPaths(record, index, out_dir, &planned.back().second);
                                        });
@@ -314,10 +319,12 @@ int Main(int argc, char** argv) {
   if (Status st = ffyolo::CheckExtractable(planned, force_extract); !st.ok()) return Fail(st);
   std::set<int64_t> extracted;
   return ForEachRecord(path, split, indices, -1,
-                       [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record) {
+                       [&](const ffyolo::Manifest& m, int64_t index, const ffyolo::RecordView& record,
+                           bool exif_applied) {
                          if (!extracted.insert(index).second) return Status::OK();  // given twice
                          std::string image;
-                         FFR_RETURN_IF_ERROR(ffyolo::ExtractRecord(m, index, record, out_dir, force_extract, &image));
+                         FFR_RETURN_IF_ERROR(
+                             ffyolo::ExtractRecord(m, index, record, exif_applied, out_dir, force_extract, &image));
                          std::printf("%s\n", image.c_str());
                          return Status::OK();
                        });

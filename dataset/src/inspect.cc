@@ -79,9 +79,8 @@ std::string IndexDifferences(const RecordView& record, const LabelIndex& index, 
   auto size = [](uint32_t w, uint32_t h) { return std::to_string(w) + "x" + std::to_string(h); };
   field("image id", std::to_string(record.image_id()), std::to_string(index.image_id(i)));
   field("file name", std::string(record.file_name()), index.file_name(i));
-  const bool swaps = exif_applied && OrientationSwapsSides(record.exif_orientation());
-  field("size", swaps ? size(record.height(), record.width()) : size(record.width(), record.height()),
-        size(index.width(i), index.height(i)));
+  const RecordFrame frame = FrameOf(record, exif_applied);
+  field("size", size(frame.width, frame.height), size(index.width(i), index.height(i)));
   field("encoding", ImageEncodingName(record.encoding()), ImageEncodingName(index.encoding(i)));
   field("image bytes", std::to_string(record.image_size()), std::to_string(index.image_bytes(i)));
   field("box count", std::to_string(record.box_count()), std::to_string(index.box_count(i)));
@@ -572,20 +571,35 @@ Status ReadRecord(const ffr::Reader& reader, int64_t index, ffr::ReadBuffer* buf
   return RecordView::Parse(sample.data, sample.size, reader.Describe(index), out);
 }
 
-std::string FormatRecord(const Manifest& manifest, int64_t index, const RecordView& r) {
+RecordFrame FrameOf(const RecordView& record, bool exif_applied) {
+  const int orientation = record.exif_orientation();
+  const bool swaps = exif_applied && OrientationSwapsSides(orientation);
+  return {swaps ? record.height() : record.width(), swaps ? record.width() : record.height(),
+          exif_applied || !OrientationTurns(orientation)};
+}
+
+std::string FormatRecord(const Manifest& manifest, int64_t index, const RecordView& r, bool exif_applied) {
+  const RecordFrame frame = FrameOf(r, exif_applied);
+  // The frame is named where it matters: where the orientation turns the image.
+  std::string which;
+  if (OrientationTurns(r.exif_orientation()))
+    which = frame.viewed ? " as viewed (EXIF orientation " + std::to_string(r.exif_orientation()) + ", stored " +
+                               std::to_string(r.width()) + "x" + std::to_string(r.height()) + ")"
+                         : " as stored (EXIF orientation " + std::to_string(r.exif_orientation()) +
+                               ", not applied in this split: cv2.imread shows it turned)";
   std::string out;
-  Appendf(&out, "sample %lld: image id %lld, %.*s, %ux%u %s, %zu image bytes, %zu boxes\n",
+  Appendf(&out, "sample %lld: image id %lld, %.*s, %ux%u %s%s, %zu image bytes, %zu boxes\n",
           static_cast<long long>(index), static_cast<long long>(r.image_id()),
-          static_cast<int>(r.file_name().size()), r.file_name().data(), r.width(), r.height(),
-          ImageEncodingName(r.encoding()), r.image_size(), r.box_count());
+          static_cast<int>(r.file_name().size()), r.file_name().data(), frame.width, frame.height,
+          ImageEncodingName(r.encoding()), which.c_str(), r.image_size(), r.box_count());
   if (r.box_count() == 0) return out;
   Appendf(&out, "  %3s %-16s %9s %9s %9s %9s  %8s %8s %8s %8s %10s %s\n", "#", "class", "cx", "cy", "w", "h", "cx px",
           "cy px", "w px", "h px", "area", "crowd");
   for (size_t j = 0; j < r.box_count(); ++j) {
     const Box b = r.box(j);
     Appendf(&out, "  %3zu %-16s %9.6f %9.6f %9.6f %9.6f  %8.1f %8.1f %8.1f %8.1f %10.1f %s\n", j,
-            ClassName(manifest, b.class_index).c_str(), b.cx, b.cy, b.w, b.h, b.cx * r.width(), b.cy * r.height(),
-            b.w * r.width(), b.h * r.height(), b.area, b.iscrowd ? "yes" : "no");
+            ClassName(manifest, b.class_index).c_str(), b.cx, b.cy, b.w, b.h, b.cx * frame.width,
+            b.cy * frame.height, b.w * frame.width, b.h * frame.height, b.area, b.iscrowd ? "yes" : "no");
   }
   return out;
 }
@@ -599,7 +613,7 @@ std::string YoloLabelText(const RecordView& record) {
   return out;
 }
 
-std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& r) {
+std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& r, bool exif_applied) {
   Json boxes = Json::array();
   for (size_t j = 0; j < r.box_count(); ++j) {
     const Box b = r.box(j);
@@ -608,11 +622,16 @@ std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const Re
     box.update(Json{{"cx", b.cx}, {"cy", b.cy}, {"w", b.w}, {"h", b.h}, {"area", b.area}, {"iscrowd", b.iscrowd}});
     boxes.push_back(std::move(box));
   }
+  const RecordFrame frame = FrameOf(r, exif_applied);
   const Json root{{"index", index},
                   {"image_id", r.image_id()},
                   {"file_name", std::string(r.file_name())},
-                  {"width", r.width()},
-                  {"height", r.height()},
+                  {"width", frame.width},
+                  {"height", frame.height},
+                  {"frame", frame.viewed ? "viewed" : "stored"},
+                  {"exif_orientation", r.exif_orientation()},
+                  {"stored_width", r.width()},
+                  {"stored_height", r.height()},
                   {"encoding", ImageEncodingName(r.encoding())},
                   {"image_bytes", r.image_size()},
                   {"boxes", std::move(boxes)}};
@@ -639,8 +658,8 @@ Status ExtractedPaths(const RecordView& record, int64_t index, const std::string
   return Status::OK();
 }
 
-Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
-                     bool replace, std::string* image_path) {
+Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, bool exif_applied,
+                     const std::string& dir, bool replace, std::string* image_path) {
   std::vector<std::string> paths;
   FFR_RETURN_IF_ERROR(ExtractedPaths(record, index, dir, &paths));
   FFR_RETURN_IF_ERROR(CheckExtractable({{index, paths}}, replace));
@@ -649,7 +668,7 @@ Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& 
   const std::string_view image(reinterpret_cast<const char*>(record.image_data()), record.image_size());
   FFR_RETURN_IF_ERROR(WriteWholeFile(paths[0], image));
   FFR_RETURN_IF_ERROR(WriteWholeFile(paths[1], YoloLabelText(record)));
-  return WriteWholeFile(paths[2], RecordMetadataJson(manifest, index, record));
+  return WriteWholeFile(paths[2], RecordMetadataJson(manifest, index, record, exif_applied));
 }
 
 Status CheckExtractable(const std::vector<std::pair<int64_t, std::vector<std::string>>>& samples, bool replace) {

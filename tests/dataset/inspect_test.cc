@@ -454,7 +454,8 @@ TEST_F(InspectTest, CatByImageId) {
   const CocoTruth truth = CocoTruth::Load();
   ASSERT_EQ(static_cast<int64_t>(record.box_count()), truth.boxes_per_image.at(9));
 
-  const std::vector<std::string> lines = Lines(FormatRecord(dataset_->manifest(), index, record));
+  const std::vector<std::string> lines =
+      Lines(FormatRecord(dataset_->manifest(), index, record, /*exif_applied=*/true));
   ASSERT_EQ(lines.size(), 2 + record.box_count());
   EXPECT_NE(lines[0].find("image id 9, 000000000009.jpg, 640x480 jpeg"), std::string::npos) << lines[0];
   for (size_t j = 0; j < record.box_count(); ++j)
@@ -488,7 +489,8 @@ TEST_F(InspectTest, ExtractGivesBackTheSourceBytesAndItsLabels) {
     RecordView record;
     ASSERT_TRUE(ReadRecord(*reader, i, &buffer, &record).ok());
     std::string image_path;
-    const Status s = ExtractRecord(dataset_->manifest(), i, record, out.path(), /*replace=*/false, &image_path);
+    const Status s = ExtractRecord(dataset_->manifest(), i, record, /*exif_applied=*/true, out.path(),
+                                   /*replace=*/false, &image_path);
     ASSERT_TRUE(s.ok()) << s.ToString();
     const std::string name(record.file_name());
     const std::string stem = name.substr(0, name.rfind('.'));
@@ -610,14 +612,16 @@ TEST_F(InspectTest, ExtractRefusesToReplaceAFileUnlessAsked) {
   const std::string polygon = "0 0.1 0.1 0.5 0.1 0.3 0.6\n";
   std::ofstream(labels) << polygon;
   std::string image_path;
-  Status s = ExtractRecord(dataset_->manifest(), 0, record, out.path(), /*replace=*/false, &image_path);
+  Status s = ExtractRecord(dataset_->manifest(), 0, record, /*exif_applied=*/true, out.path(), /*replace=*/false,
+                           &image_path);
   EXPECT_TRUE(s.IsAlreadyExists()) << s.ToString();
   EXPECT_NE(s.message().find(labels + " exists, and extracting sample 0 would replace it; --force replaces it"),
             std::string::npos)
       << s.message();
   EXPECT_EQ(ReadFileToString(labels), polygon);
   EXPECT_FALSE(fs::exists(out / name)) << "nothing is written when one file is refused";
-  s = ExtractRecord(dataset_->manifest(), 0, record, out.path(), /*replace=*/true, &image_path);
+  s = ExtractRecord(dataset_->manifest(), 0, record, /*exif_applied=*/true, out.path(), /*replace=*/true,
+                    &image_path);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(ReadFileToString(labels), YoloLabelText(record));
 }

@@ -58,6 +58,23 @@ class YoloFfrTest : public testing::PackedCoco128Test {
     return r;
   }
 
+  // A YOLO-txt tree of three 48x32 JPEGs, the first tagged with EXIF orientation 6 (viewed 32x48), each with one
+  // box off centre; the tree's path.
+  std::string WriteExifTree() {
+    const std::string src = *work_ / "exif";
+    fs::create_directories(src + "/images/train");
+    fs::create_directories(src + "/labels/train");
+    for (int i = 0; i < 3; ++i) {
+      const std::string jpeg = testing::MakeJpeg(48, 32, 3);
+      EXPECT_TRUE(testing::WriteStringToFile(src + "/images/train/" + std::to_string(i) + ".jpg",
+                                             i == 0 ? testing::WithExifOrientation(jpeg, 6) : jpeg));
+      EXPECT_TRUE(testing::WriteStringToFile(src + "/labels/train/" + std::to_string(i) + ".txt",
+                                             "0 0.25 0.75 0.2 0.4\n"));
+    }
+    EXPECT_TRUE(testing::WriteStringToFile(src + "/data.yaml", "names: [thing]\n"));
+    return src;
+  }
+
   std::unique_ptr<ScratchDir> work_;
 };
 
@@ -191,16 +208,7 @@ TEST_F(YoloFfrTest, BatchesPrintsEachBatchsDigestWhateverTheThreads) {
 // A JPEG with an EXIF orientation other than 1: yolo-pack packs it, says how many and how they train (as
 // viewed by default, as stored with --exif ignore), and yolo-ffr info says so for the split.
 TEST_F(YoloFfrTest, PackWarnsOfExifOrientedImagesAndInfoCountsThem) {
-  const std::string src = *work_ / "exif";
-  fs::create_directories(src + "/images/train");
-  fs::create_directories(src + "/labels/train");
-  for (int i = 0; i < 3; ++i) {
-    const std::string jpeg = testing::MakeJpeg(48, 32, 3);
-    ASSERT_TRUE(testing::WriteStringToFile(src + "/images/train/" + std::to_string(i) + ".jpg",
-                                           i == 0 ? testing::WithExifOrientation(jpeg, 6) : jpeg));
-    ASSERT_TRUE(testing::WriteStringToFile(src + "/labels/train/" + std::to_string(i) + ".txt", "0 0.5 0.5 0.2 0.2\n"));
-  }
-  ASSERT_TRUE(testing::WriteStringToFile(src + "/data.yaml", "names: [thing]\n"));
+  const std::string src = WriteExifTree();
   for (const bool ignore : {false, true}) {
     const std::string out = *work_ / (ignore ? "exif-ignored.ffr" : "exif.ffr");
     const RunResult pack = RunTool(YOLO_PACK, src + " -o " + out + (ignore ? " --exif ignore" : ""));
@@ -221,6 +229,44 @@ TEST_F(YoloFfrTest, PackWarnsOfExifOrientedImagesAndInfoCountsThem) {
     EXPECT_EQ(verify.status, 0) << verify.out << verify.err;
   }
   EXPECT_NE(RunTool(YOLO_PACK, src + " -o " + (*work_ / "bad.ffr") + " --exif sideways").status, 0);
+}
+
+// cat and extract report the 90° photo in the frame its boxes are in, and say which: by default as viewed (as
+// cv2.imread shows it, 32x48: the box's centre 0.25 of 32 pixels across), with --exif ignore as stored (48x32).
+TEST_F(YoloFfrTest, CatAndExtractReportTheFrameTheBoxesAreIn) {
+  const std::string src = WriteExifTree();
+  for (const bool ignore : {false, true}) {
+    SCOPED_TRACE(ignore ? "--exif ignore" : "--exif auto");
+    const std::string out = *work_ / (ignore ? "frame-stored.ffr" : "frame-viewed.ffr");
+    ASSERT_EQ(RunTool(YOLO_PACK, src + " -o " + out + (ignore ? " --exif ignore" : "")).status, 0);
+    const uint32_t width = ignore ? 48 : 32, height = ignore ? 32 : 48;
+    const RunResult cat = Run("cat " + out + " 0");
+    ASSERT_EQ(cat.status, 0) << cat.err;
+    const std::string size = std::to_string(width) + "x" + std::to_string(height);
+    EXPECT_NE(cat.out.find("0.jpg, " + size + " jpeg " +
+                           (ignore ? "as stored (EXIF orientation 6, not applied in this split: cv2.imread shows it "
+                                     "turned)"
+                                   : "as viewed (EXIF orientation 6, stored 48x32)")),
+              std::string::npos)
+        << cat.out;
+    // The box's row: cx cy w h, then the same in the frame's pixels.
+    char pixels[64];
+    std::snprintf(pixels, sizeof(pixels), "%8.1f %8.1f %8.1f %8.1f", 0.25 * width, 0.75 * height, 0.2 * width,
+                  0.4 * height);
+    EXPECT_NE(cat.out.find(pixels), std::string::npos) << cat.out;
+    const RunResult plain = Run("cat " + out + " 1");
+    EXPECT_NE(plain.out.find("1.jpg, 48x32 jpeg, "), std::string::npos) << plain.out;
+
+    const std::string dir = *work_ / (ignore ? "extract-stored" : "extract-viewed");
+    ASSERT_EQ(Run("extract " + out + " 0 -o " + dir).status, 0);
+    const auto json = nlohmann::json::parse(ReadFileToString(dir + "/0.json"));
+    EXPECT_EQ(json["width"], width);
+    EXPECT_EQ(json["height"], height);
+    EXPECT_EQ(json["frame"], ignore ? "stored" : "viewed");
+    EXPECT_EQ(json["exif_orientation"], 6);
+    EXPECT_EQ(json["stored_width"], 48);
+    EXPECT_EQ(json["stored_height"], 32);
+  }
 }
 
 }  // namespace

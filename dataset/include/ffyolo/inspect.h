@@ -112,13 +112,25 @@ Status FindSampleByImageId(const Dataset& dataset, const std::string& split, int
 // Reads and parses sample `index`; *out points into `buffer`.
 Status ReadRecord(const ffr::Reader& reader, int64_t index, ffr::ReadBuffer* buffer, RecordView* out);
 
-// A record's metadata and boxes as text: class name, cx cy w h normalized and
-// in pixels, area and iscrowd per box.
-std::string FormatRecord(const Manifest& manifest, int64_t index, const RecordView& record);
+// The frame a record's boxes are in, and the loader decodes its image to, which cat and extract report it in:
+// `viewed` (as cv2.imread shows the image) where the split applies EXIF orientations (`exif_applied`,
+// yolo-pack's default) or the record's orientation does not turn the image; else the stored pixels, which
+// cv2.imread shows turned.
+struct RecordFrame {
+  uint32_t width = 0, height = 0;
+  bool viewed = true;
+};
+RecordFrame FrameOf(const RecordView& record, bool exif_applied);
+
+// A record's metadata and boxes as text: its size in its frame (FrameOf: which one is said where the orientation
+// turns the image), class name, cx cy w h normalized and in the frame's pixels, area and iscrowd per box.
+std::string FormatRecord(const Manifest& manifest, int64_t index, const RecordView& record, bool exif_applied);
 // The record's boxes as a YOLO label file: "cls cx cy w h" per non-crowd box.
 std::string YoloLabelText(const RecordView& record);
-// The record's metadata (boxes included, not the image) as JSON.
-std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& record);
+// The record's metadata (boxes included, not the image) as JSON: "width" and "height" of its frame, "frame"
+// ("viewed": as cv2.imread shows the image; "stored": the stored pixels, its orientation not applied),
+// "exif_orientation" (as recorded, 0 where not) and "stored_width" and "stored_height".
+std::string RecordMetadataJson(const Manifest& manifest, int64_t index, const RecordView& record, bool exif_applied);
 
 // The files ExtractRecord writes for a record into `dir`: the image under the base name of its
 // file name, then <stem>.txt and <stem>.json. Corruption for a name that cannot be a file's.
@@ -129,8 +141,8 @@ Status ExtractedPaths(const RecordView& record, int64_t index, const std::string
 // RecordMetadataJson). *image_path receives the image's path. A file that is
 // there already is replaced only with `replace`; otherwise nothing is written
 // and AlreadyExists names it (it may be the user's own label file).
-Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, const std::string& dir,
-                     bool replace, std::string* image_path);
+Status ExtractRecord(const Manifest& manifest, int64_t index, const RecordView& record, bool exif_applied,
+                     const std::string& dir, bool replace, std::string* image_path);
 
 // Checks, before anything is written, that extracting these records (their ExtractedPaths, in
 // order) into one folder writes no file twice and, unless `replace`, replaces none already there.
