@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ffyolo needs to build, test and benchmark.
 # Idempotent and non-interactive; run as root (or with sudo available).
-# It also makes the Ultralytics reference environment of the parity tests (scripts/reference-venv.sh:
-# YOLOv5 v7.0's Python code on Debian's CPU torch 1.13, no CUDA toolkit needed); REFERENCE=0 leaves
-# it and its Debian packages out (the tests that need it then skip).
+# It also makes the Ultralytics reference environments of the parity tests, both on Debian's CPU torch 1.13
+# (no CUDA toolkit needed): YOLOv5 v7.0's Python code (scripts/reference-venv.sh, .venv-ref) and Ultralytics
+# 8 (scripts/ultralytics8-venv.sh, .venv-u8); REFERENCE=0 leaves them and their Debian packages out (the
+# tests that need them then skip).
 # TORCH=cuda also installs LibTorch 2.11 (CUDA 13.0) from PyPI into .venv-cuda/ (TORCH_VENV),
 # for `TORCH=cuda bash scripts/build.sh` (and numpy, for the Python package's checks against that torch);
 # it needs python3 and the CUDA 13.0 toolkit in /usr/local/cuda.
@@ -25,7 +26,8 @@ packages=(
   clang libclang-rt-14-dev
   python3-dev python3-venv  # the Python package's build (pip install .) and its test venv
 )
-# The reference environment's Python side: Debian's CPU PyTorch 1.13 and what YOLOv5 v7.0 imports.
+# The reference environments' Python side: Debian's CPU PyTorch 1.13 and what YOLOv5 v7.0 and Ultralytics 8
+# import (pip adds the rest).
 reference_packages=(
   python3-venv python3-torch python3-torchvision python3-opencv python3-numpy python3-pandas
   python3-matplotlib python3-seaborn python3-yaml python3-requests python3-pil python3-psutil
@@ -69,4 +71,4 @@ install_torch_cuda() {
 
 install_debian
 [ "${TORCH:-}" != cuda ] || install_torch_cuda
-[ "${REFERENCE:-1}" = 0 ] || bash scripts/reference-venv.sh
+[ "${REFERENCE:-1}" = 0 ] || { bash scripts/reference-venv.sh && bash scripts/ultralytics8-venv.sh; }
