@@ -5,6 +5,12 @@ val.py train and validate from ``yolo-pack``'s output by changing one import in 
 
 The data YAML's ``train:`` and ``val:`` name a packed dataset's split folder (``coco.ffr/train2017``),
 resolved against ``path:`` as Ultralytics resolves its paths. Importing this module imports torch.
+
+Ultralytics 8 (the ``ultralytics`` package: YOLOv8, YOLO11) trains from a packed dataset through
+``DetectionTrainer`` (``ffyolo._ultralytics8``, imported, with ``ultralytics``, when it is first asked for)::
+
+    from ffyolo.ultralytics import DetectionTrainer, NO_AUGMENTATION
+    YOLO("yolov8n.yaml").train(trainer=DetectionTrainer, data="coco.ffr", **NO_AUGMENTATION)
 """
 
 from __future__ import annotations
@@ -16,7 +22,18 @@ from typing import Any, Iterator
 from . import _ffyolo
 from .torch import Loader
 
-__all__ = ["create_dataloader", "PackedImagesAndLabels", "PackedDataLoader"]
+__all__ = ["create_dataloader", "PackedImagesAndLabels", "PackedDataLoader", "DetectionTrainer", "DetectionValidator",
+           "NO_AUGMENTATION"]
+
+# Ultralytics 8's names, from the module that imports it: YOLOv5's users have no `ultralytics` package.
+_ULTRALYTICS8 = {"DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ULTRALYTICS8:
+        from . import _ultralytics8
+        return getattr(_ultralytics8, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Keys train.py adds to the hyperparameters that are the loss's, not the data's.
 _NOT_DATA_HYP = {"label_smoothing"}

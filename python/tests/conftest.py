@@ -1,4 +1,5 @@
-"""Fixtures: small synthetic shards written in pure Python, and coco128 packed by yolo-pack.
+"""Fixtures: small synthetic shards written in pure Python, and coco128 packed by yolo-pack; the package's path
+for another environment's python, and running a check there (python/tests/reference/).
 
 FFYOLO_TOOLS names the folder of the C++ tools the tests compare with (default build/tools);
 FFYOLO_TEST_TORCH_FIRST=1 imports torch before anything of ffyolo, as the GPU machine's users do
@@ -15,11 +16,13 @@ if os.environ.get("FFYOLO_TEST_TORCH_FIRST") == "1":
 
 import pytest
 
+import ffyolo
 from ffr_format import write_shard
 
 REPO = Path(__file__).resolve().parents[2]
 COCO128 = REPO.parent / "shared" / "data" / "coco128"
 TOOLS = Path(os.environ.get("FFYOLO_TOOLS", REPO / "build" / "tools"))
+REFERENCE_CHECKS = Path(__file__).resolve().parent / "reference"
 
 
 def tool(name: str) -> Path:
@@ -87,3 +90,35 @@ def two_splits(two_splits_source, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("two_splits") / "two.ffr"
     pack(two_splits_source, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def ffyolo_path(tmp_path_factory) -> str:
+    """A folder holding only the installed package ffyolo (and, from a wheel, the libraries it carries
+    beside it, which the extension finds at $ORIGIN/../ffyolo.libs), for another environment's path."""
+    folder = tmp_path_factory.mktemp("ffyolo-path")
+    package = Path(ffyolo.__file__).parent
+    for part in (package, package.parent / "ffyolo.libs"):
+        if part.exists():
+            (folder / part.name).symlink_to(part)
+    return str(folder)
+
+
+def environment(python: Path, needs: str) -> Path:
+    """`python` when it is there and imports `needs`, else a skip saying what is missing."""
+    if not python.is_file():
+        pytest.skip(f"no environment at {python.parent.parent} (scripts/install-deps.sh)")
+    probe = subprocess.run([str(python), "-c", f"import {needs}"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"{python.parent.parent} lacks {needs}: {probe.stderr.decode()[-300:]}")
+    return python
+
+
+def run(python: Path, script: str, *args, path: str, timeout: int, env: dict | None = None) -> str:
+    """python/tests/reference/`script` run by `python` with `path` (ffyolo_path) its PYTHONPATH and `env` added
+    to the environment; its stdout, or a failure showing both outputs' ends."""
+    done = subprocess.run([str(python), str(REFERENCE_CHECKS / script), *map(str, args)],
+                          env={**os.environ, **(env or {}), "PYTHONPATH": path}, capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout

@@ -10,42 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import ffyolo
-from conftest import REPO, tool
+from conftest import REPO, environment, run, tool
 
 REF_PYTHON = Path(os.environ.get("REF_VENV", REPO / ".venv-ref")) / "bin" / "python"
 CUDA_PYTHON = Path(os.environ.get("TORCH_VENV", REPO / ".venv-cuda")) / "bin" / "python"
-HERE = Path(__file__).resolve().parent / "reference"
-
-
-@pytest.fixture(scope="module")
-def ffyolo_path(tmp_path_factory) -> str:
-    """A folder holding only the installed package ffyolo (and, from a wheel, the libraries it carries
-    beside it, which the extension finds at $ORIGIN/../ffyolo.libs), for another environment's path."""
-    folder = tmp_path_factory.mktemp("ffyolo-path")
-    package = Path(ffyolo.__file__).parent
-    for part in (package, package.parent / "ffyolo.libs"):
-        if part.exists():
-            (folder / part.name).symlink_to(part)
-    return str(folder)
-
-
-def environment(python: Path, needs: str) -> Path:
-    """`python` when it is there and imports `needs`, else a skip saying what is missing."""
-    if not python.is_file():
-        pytest.skip(f"no environment at {python.parent.parent} (scripts/install-deps.sh)")
-    probe = subprocess.run([str(python), "-c", f"import {needs}"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip(f"{python.parent.parent} lacks {needs}: {probe.stderr.decode()[-300:]}")
-    return python
-
-
-def run(python: Path, script: str, *args, path: str, timeout: int) -> str:
-    env = dict(os.environ, PYTHONPATH=path)
-    done = subprocess.run([str(python), str(HERE / script), *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=timeout)
-    assert done.returncode == 0, f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
 
 
 def test_torch_tensors_share_memory_and_a_yolov5_step_runs(coco128, ffyolo_path):

@@ -1,0 +1,238 @@
+"""Ultralytics 8's detection training (the ``ultralytics`` package 8.4.x: YOLOv8, YOLO11) with batches from
+ffyolo's C++ loader: ``ffyolo.ultralytics.DetectionTrainer`` (docs/python.md). Importing this module imports
+``ultralytics`` and torch; ``ffyolo.ultralytics`` imports it only when ``DetectionTrainer`` is asked for.
+
+The trainer is Ultralytics' own; what changes is where its batches come from (``get_dataset``,
+``build_dataset``, ``get_dataloader``). An option whose batches the loader cannot make as Ultralytics 8 makes
+them is refused, naming it, before the run folder is made, never ignored.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from copy import copy
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+from ultralytics.cfg import get_cfg
+from ultralytics.models.yolo.detect import DetectionTrainer as _UltralyticsDetectionTrainer
+from ultralytics.models.yolo.detect import DetectionValidator as _UltralyticsDetectionValidator
+from ultralytics.utils import DEFAULT_CFG, LOGGER, YAML
+
+from . import _ffyolo
+from .torch import Loader
+from .ultralytics import _dataset_and_split
+
+__all__ = ["DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION", "PackedDetectionDataset", "PackedDetectionLoader"]
+
+_WHO = "ffyolo.ultralytics.DetectionTrainer"
+# Ultralytics 8's training augmentation options, each off at 0 (its `augmentations`, a list of Albumentations'
+# transforms, apart): training without augmentation passes them, model.train(..., **NO_AUGMENTATION).
+NO_AUGMENTATION = {k: 0.0 for k in ("mosaic", "mixup", "cutmix", "copy_paste", "degrees", "translate", "scale",
+                                    "shear", "perspective", "hsv_h", "hsv_s", "hsv_v", "flipud", "fliplr", "bgr")}
+_NOT_YOLOV5 = {"cutmix", "bgr"}  # Ultralytics 8's own: the loader's (YOLOv5's) hyperparameters have no such keys
+
+
+def _check_task(args, who: str = _WHO) -> None:
+    if args.task != "detect":
+        raise NotImplementedError(f"{who}: task={args.task}: ffyolo's packed datasets hold boxes only (task=detect)")
+
+
+def _check_options(args) -> None:
+    """Refuses, naming it, each training option whose batches ffyolo's loader does not make as Ultralytics 8."""
+    _check_task(args)
+    if args.copy_paste:
+        raise NotImplementedError(f"{_WHO}: copy_paste={args.copy_paste}: copy-paste pastes segments, which ffyolo's "
+                                  "packed datasets do not hold; use copy_paste=0")
+    if getattr(args, "augmentations", None):
+        raise NotImplementedError(f"{_WHO}: augmentations=...: ffyolo's loader applies no Albumentations transforms")
+    if args.fraction != 1.0:
+        raise NotImplementedError(f"{_WHO}: fraction={args.fraction}: ffyolo's loader reads whole splits")
+    if args.classes is not None:
+        raise NotImplementedError(f"{_WHO}: classes={args.classes}: ffyolo's loader reads every class")
+    on = [f"{k}={getattr(args, k)}" for k in NO_AUGMENTATION if getattr(args, k)]
+    if on:
+        raise NotImplementedError(
+            f"{_WHO}: {', '.join(on)}: Ultralytics 8's augmentation is not yet in ffyolo's loader (its YOLOv5 "
+            "augmentation is another): train without it, model.train(..., **ffyolo.ultralytics.NO_AUGMENTATION)")
+
+
+class DetectionTrainer(_UltralyticsDetectionTrainer):
+    """Ultralytics 8's ``DetectionTrainer`` training and validating from a dataset packed by ``yolo-pack``::
+
+        from ffyolo.ultralytics import DetectionTrainer
+        YOLO("yolov8n.yaml").train(trainer=DetectionTrainer, data="coco.ffr", ...)
+
+    ``data`` is a packed dataset folder (its default training and validation splits), or a data YAML whose
+    ``train:`` and ``val:`` name its split folders (``path: /data/coco.ffr``, ``train: train2017``).
+    """
+
+    def __init__(self, cfg=DEFAULT_CFG, overrides: dict[str, Any] | None = None, _callbacks: dict | None = None):
+        _check_options(get_cfg(cfg, overrides))  # before Ultralytics makes the run folder
+        super().__init__(cfg, overrides, _callbacks)
+        if self.resume:  # the run's options came from its checkpoint
+            _check_options(self.args)
+        if self.world_size > 1:
+            raise NotImplementedError(f"{_WHO}: device={self.args.device}: multi-GPU (DDP) training is not supported "
+                                      "yet (Ultralytics 8 shards validation without padding, ffyolo's loader with)")
+        # Each epoch's batches from (seed, epoch): a resumed run continues with those of its next epoch.
+        self.add_callback("on_train_epoch_start", lambda trainer: trainer.train_loader.set_epoch(trainer.epoch))
+
+    def get_dataset(self) -> dict:
+        """A data YAML as Ultralytics reads it; a packed dataset folder through one written in the run folder (as
+        Ultralytics writes one for a zip), naming the folder as its ``train:`` and ``val:`` (the loader reads its
+        default splits): Ultralytics' validator reads ``data`` again, as a data YAML."""
+        if not Path(self.args.data).is_dir():
+            return super().get_dataset()
+        dataset = _ffyolo.Dataset(self.args.data)
+        path = str(Path(dataset.path).resolve())
+        data_yaml = self.save_dir / "data.yaml"
+        YAML.save(data_yaml, {"path": path, "train": path, "val": path, "names": dict(enumerate(dataset.names))})
+        self.args.data = str(data_yaml)
+        return super().get_dataset()
+
+    def build_dataset(self, img_path: str, mode: str = "train", batch: int | None = None) -> PackedDetectionDataset:
+        """The packed split ``img_path`` names, for training (``mode="train"``) or validation's rectangular
+        batches, as Ultralytics' ``build_yolo_dataset`` would read it."""
+        return PackedDetectionDataset(img_path, self.args, batch or self.batch_size, training=mode == "train",
+                                      device=self.device)
+
+    def get_dataloader(self, dataset_path: str, batch_size: int = 16, rank: int = 0,
+                       mode: str = "train") -> PackedDetectionLoader:
+        """Ultralytics' dataloader for ``mode`` over the packed split (``len``, ``dataset``, ``sampler``,
+        ``batch_size``, ``num_workers``, ``reset`` and ``close`` as its trainer and validator use them)."""
+        return PackedDetectionLoader(self.build_dataset(dataset_path, mode, batch_size))
+
+    def get_validator(self) -> DetectionValidator:
+        return DetectionValidator(self.test_loader, save_dir=self.save_dir, args=copy(self.args),
+                                  _callbacks=self.callbacks)
+
+
+class DetectionValidator(_UltralyticsDetectionValidator):
+    """Ultralytics 8's ``DetectionValidator`` reading a packed split's rectangular batches, alone as
+    ``model.val(validator=DetectionValidator, data=...)`` (``data`` a data YAML naming split folders, or the one
+    a ``DetectionTrainer`` wrote in its run folder) and the trainer's own."""
+
+    def get_dataloader(self, dataset_path: str, batch_size: int) -> PackedDetectionLoader:
+        _check_task(self.args, "ffyolo.ultralytics.DetectionValidator")
+        return PackedDetectionLoader(PackedDetectionDataset(dataset_path, self.args, batch_size, training=False,
+                                                            device=self.device))
+
+
+class PackedDetectionDataset:
+    """What Ultralytics 8's trainer and validator read of a ``YOLODataset`` (``labels``: per image a dict of
+    ``cls`` (n, 1) and ``bboxes`` (n, 4, normalized xywh) float32; ``im_files``; ``len``),
+    and the ffyolo ``Loader`` that makes its batches."""
+
+    def __init__(self, path: str, args, batch: int, *, training: bool, device: torch.device) -> None:
+        self.training = training
+        self.rect = bool(args.rect) or not training
+        if self.rect and training:
+            raise NotImplementedError(f"{_WHO}: rect=True: rectangular training batches are not supported yet")
+        data, split = _dataset_and_split(Path(path))
+        workers = args.workers if training else args.workers * 2  # as Ultralytics' detection trainer
+        self.workers = max(1, min(int(workers), os.cpu_count() or 1))  # threads (Ultralytics' CPU runs ask for 0)
+        self.drop_last = bool(args.compile) and training  # as Ultralytics' detection trainer
+        self.loader = Loader(data, split, device=device if device.type == "cuda" else None, img=int(args.imgsz),
+                             batch=int(batch), workers=self.workers, augment=training, rect=self.rect,
+                             hyp=_loader_hyp() if training else None, cache=_cache(args.cache), seed=int(args.seed),
+                             shuffle=training, drop_last=self.drop_last, single_cls=bool(args.single_cls))
+        if training and importlib.util.find_spec("albumentations") is not None:
+            LOGGER.warning(f"{_WHO}: albumentations is installed, whose Blur, MedianBlur, ToGray and CLAHE "
+                           "(p=0.01 each) Ultralytics 8 would apply in training: ffyolo's loader does not")
+        split_data = _ffyolo.Dataset(data)[self.loader.split]
+        self.im_files = [str(Path(data) / split_data.name / f) for f in split_data.files]
+        self.labels = [{"cls": lb[:, :1].copy(), "bboxes": lb[:, 1:].copy()} for lb in split_data.labels]
+        if args.single_cls:
+            for lb in self.labels:
+                lb["cls"][:] = 0
+
+    def __len__(self) -> int:
+        return len(self.im_files)
+
+
+class _Sampler:
+    """``len(loader.sampler)``, this rank's samples of an epoch, as Ultralytics' trainer reads it."""
+
+    def __init__(self, loader: Loader) -> None:
+        self._loader = loader
+
+    def __len__(self) -> int:
+        return self._loader.samples
+
+    def set_epoch(self, epoch: int) -> None:
+        self._loader.set_epoch(epoch)
+
+
+class PackedDetectionLoader:
+    """Ultralytics 8's dataloader over a ``PackedDetectionDataset``: each iteration is one epoch of its batch
+    dicts (``img`` uint8 (B, 3, H, W) RGB, ``cls`` (n, 1), ``bboxes`` (n, 4) normalized xywh and ``batch_idx``
+    (n,) float32 tensors, ``im_file``, ``ori_shape``, ``resized_shape``, ``ratio_pad``), those of
+    Ultralytics' ``YOLODataset.collate_fn``."""
+
+    def __init__(self, dataset: PackedDetectionDataset) -> None:
+        self.dataset = dataset
+        self.loader = dataset.loader
+        self.batch_size = self.loader.batch_size
+        self.drop_last = dataset.drop_last
+        self.num_workers = dataset.workers
+        self.sampler = _Sampler(self.loader)
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self) -> Iterator[dict]:
+        for imgs, targets, paths, shapes in self.loader:
+            yield _batch(imgs, targets, paths, shapes, validation=not self.dataset.training)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.loader.set_epoch(epoch)
+
+    def reset(self) -> None:
+        """Ultralytics restarts its loader's workers when it closes mosaic; training here has no mosaic to close
+        (it is refused), and the next iteration starts the next epoch."""
+
+    def close(self) -> None:
+        self.loader.close()
+
+
+def _batch(imgs: torch.Tensor, targets: torch.Tensor, paths: tuple, shapes: tuple, *, validation: bool) -> dict:
+    """ffyolo's YOLOv5-style batch as Ultralytics 8's batch dict (its keys in ``collate_fn``'s sorted order)."""
+    ratios = tuple((rh, rw) for _, ((rh, rw), _) in shapes)
+    bboxes = targets[:, 2:6]
+    if validation:
+        # YOLOv5's padw, padh are half the padding, and the letterbox put round(half - 0.1) pixels on the left and
+        # top. YOLOv5 placed the boxes at the half, Ultralytics 8 at the pixels the image starts at.
+        half = torch.tensor([pad for _, (_, pad) in shapes], dtype=torch.float64)
+        start = torch.round(half - 0.1)
+        shift = ((start - half) / torch.tensor(imgs.shape[:1:-1], dtype=torch.float64)).to(bboxes)
+        bboxes = torch.cat((bboxes[:, :2] + shift[targets[:, 0].long()], bboxes[:, 2:]), 1)
+        ratio_pad = tuple((r, (int(x), int(y))) for r, (x, y) in zip(ratios, start.tolist()))
+        resized_shape = tuple(np.array(imgs.shape[2:]) for _ in paths)  # the rectangular batch's shape
+    else:
+        ratio_pad = ratios
+        resized_shape = tuple(tuple(imgs.shape[2:]) for _ in paths)
+    return {
+        "batch_idx": targets[:, 0],
+        "bboxes": bboxes,
+        "cls": targets[:, 1:2],
+        "im_file": paths,
+        "img": imgs,
+        "ori_shape": tuple((h0, w0) for (h0, w0), _ in shapes),
+        "ratio_pad": ratio_pad,
+        "resized_shape": resized_shape,
+    }
+
+
+def _loader_hyp() -> dict:
+    """The loader's hyperparameters for Ultralytics 8's training without augmentation, the one training
+    ``_check_options`` allows: YOLOv5's augmentation at 0, so that the loader only letterboxes."""
+    return {k: v for k, v in NO_AUGMENTATION.items() if k not in _NOT_YOLOV5}
+
+
+def _cache(cache) -> str | None:
+    """Ultralytics' ``cache`` (True, 'ram', 'disk', False) as the loader's pixel cache."""
+    return "ram" if cache is True else (cache or None)

@@ -1,0 +1,34 @@
+"""Run by test_ultralytics8.py in the Ultralytics 8 environment (.venv-u8): Ultralytics 8's own training of a
+YOLOv8n from scratch, one epoch on the CPU at 64 pixels, with ffyolo.ultralytics.DetectionTrainer reading the
+packed dataset, named as the dataset folder and as a data YAML naming its split folder; each run validates
+(through the packed dataset too) and writes its results.csv; the last one's model is then validated alone
+through ffyolo.ultralytics.DetectionValidator.
+
+    python ultralytics8_train.py PACKED_COCO128 OUT_DIR
+"""
+
+import sys
+from pathlib import Path
+
+from ultralytics import YOLO
+
+import ffyolo
+from ffyolo.ultralytics import NO_AUGMENTATION, DetectionTrainer, DetectionValidator
+
+packed, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
+data_yaml = out / "coco128-ffr.yaml"
+data_yaml.write_text(f"path: {packed}\ntrain: train2017\nval: train2017\n"
+                     f"names: {dict(enumerate(ffyolo.Dataset(packed).names))!r}\n")
+for name, data in (("yaml", data_yaml), ("folder", packed)):
+    model = YOLO("yolov8n.yaml")
+    model.train(trainer=DetectionTrainer, data=str(data), epochs=1, imgsz=64, batch=32, workers=2, device="cpu",
+                plots=False, project=str(out), name=name, exist_ok=True, seed=1, **NO_AUGMENTATION)
+    results = out / name / "results.csv"
+    rows = results.read_text().strip().splitlines()
+    assert len(rows) == 2, rows  # the header and the one epoch
+    print(f"Ultralytics 8 trained through ffyolo from the {name}: {results}")
+    print(rows[0])
+    print(rows[1])
+# The folder's model validated alone, through the data YAML its run wrote.
+metrics = model.val(validator=DetectionValidator, batch=32, device="cpu", plots=False, project=str(out), name="val")
+print(f"validated alone: mAP50-95 {metrics.box.map}")
