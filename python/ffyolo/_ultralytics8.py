@@ -3,8 +3,9 @@ ffyolo's C++ loader: ``ffyolo.ultralytics.DetectionTrainer`` (docs/python.md). I
 ``ultralytics`` and torch; ``ffyolo.ultralytics`` imports it only when ``DetectionTrainer`` is asked for.
 
 The trainer is Ultralytics' own; what changes is where its batches come from (``get_dataset``,
-``build_dataset``, ``get_dataloader``). An option whose batches the loader cannot make as Ultralytics 8 makes
-them is refused, naming it, before the run folder is made, never ignored.
+``build_dataset``, ``get_dataloader``, ``get_validator``). An option whose batches the loader cannot make as
+Ultralytics 8 makes them is refused, naming it, never ignored: before the run folder is made, but for several
+GPUs, known once Ultralytics has read the device.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from . import _ffyolo
 from .torch import Loader
 from .ultralytics import _dataset_and_split
 
-__all__ = ["DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION", "PackedDetectionDataset", "PackedDetectionLoader"]
+__all__ = ["DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION", "PackedDetectionDataset",
+           "PackedDetectionLoader"]
 
 _WHO = "ffyolo.ultralytics.DetectionTrainer"
 # Ultralytics 8's training augmentation options, each off at 0 (its `augmentations`, a list of Albumentations'
@@ -53,6 +55,8 @@ def _check_options(args) -> None:
         raise NotImplementedError(f"{_WHO}: fraction={args.fraction}: ffyolo's loader reads whole splits")
     if args.classes is not None:
         raise NotImplementedError(f"{_WHO}: classes={args.classes}: ffyolo's loader reads every class")
+    if args.rect:
+        raise NotImplementedError(f"{_WHO}: rect=True: rectangular training batches are not supported yet")
     on = [f"{k}={getattr(args, k)}" for k in NO_AUGMENTATION if getattr(args, k)]
     if on:
         raise NotImplementedError(
@@ -129,15 +133,12 @@ class PackedDetectionDataset:
 
     def __init__(self, path: str, args, batch: int, *, training: bool, device: torch.device) -> None:
         self.training = training
-        self.rect = bool(args.rect) or not training
-        if self.rect and training:
-            raise NotImplementedError(f"{_WHO}: rect=True: rectangular training batches are not supported yet")
         data, split = _dataset_and_split(Path(path))
         workers = args.workers if training else args.workers * 2  # as Ultralytics' detection trainer
         self.workers = max(1, min(int(workers), os.cpu_count() or 1))  # threads (Ultralytics' CPU runs ask for 0)
         self.drop_last = bool(args.compile) and training  # as Ultralytics' detection trainer
         self.loader = Loader(data, split, device=device if device.type == "cuda" else None, img=int(args.imgsz),
-                             batch=int(batch), workers=self.workers, augment=training, rect=self.rect,
+                             batch=int(batch), workers=self.workers, augment=training, rect=not training,
                              hyp=_loader_hyp() if training else None, cache=_cache(args.cache), seed=int(args.seed),
                              shuffle=training, drop_last=self.drop_last, single_cls=bool(args.single_cls))
         if training and importlib.util.find_spec("albumentations") is not None:
@@ -162,9 +163,6 @@ class _Sampler:
 
     def __len__(self) -> int:
         return self._loader.samples
-
-    def set_epoch(self, epoch: int) -> None:
-        self._loader.set_epoch(epoch)
 
 
 class PackedDetectionLoader:

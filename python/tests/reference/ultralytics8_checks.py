@@ -9,9 +9,11 @@ source and the dataset yolo-pack made of it).
   pixels (at 160 YOLOv5's load_image shrinks with INTER_AREA where Ultralytics 8 uses INTER_LINEAR: counted);
 - training without augmentation: each image of an epoch's batches against the oracle's sample of that file;
 - the batch dicts' keys, and each value's type, dtype and dimensions, as the oracle's collate_fn gives them;
-- the options refused, each named, with no run folder made.
+- the options refused, each named, with no run folder made; albumentations' transforms said to be off.
 """
 
+import logging
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,6 +23,7 @@ import torch
 from ultralytics.cfg import get_cfg
 from ultralytics.data import build_yolo_dataset
 from ultralytics.data.utils import check_det_dataset
+from ultralytics.utils import LOGGER
 
 import ffyolo
 from ffyolo.ultralytics import NO_AUGMENTATION, DetectionTrainer
@@ -95,7 +98,8 @@ def compare(mine: dict, theirs: dict, what: str, pixels: bool) -> None:
     # Both normalized to the letterboxed image, in float32 by different arithmetic: 1e-5 is under a hundredth of a
     # pixel at 640.
     assert mine["bboxes"].shape == theirs["bboxes"].shape, (what, mine["bboxes"], theirs["bboxes"])
-    assert torch.allclose(mine["bboxes"], theirs["bboxes"], rtol=0, atol=1e-5), (what, mine["bboxes"] - theirs["bboxes"])
+    assert torch.allclose(mine["bboxes"], theirs["bboxes"], rtol=0, atol=1e-5), (what,
+                                                                                  mine["bboxes"] - theirs["bboxes"])
     assert mine["img"].shape == theirs["img"].shape, what
     assert not pixels or torch.equal(mine["img"], theirs["img"]), (what, int((mine["img"] != theirs["img"]).sum()))
 
@@ -106,12 +110,13 @@ def resized(record: dict, validation: bool) -> tuple:
     return tuple(round(r * s) for r, s in zip(ratio, record["ori_shape"]))
 
 
-def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: bool) -> str:
+def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: bool, whole: bool = False) -> str:
     """Compares each image that load_image resized to the same size both ways (YOLOv5 v7.0 truncates the size,
     Ultralytics 8 rounds it up: the others are a pixel apart, counted), and its pixels where both make them
-    alike: where it did not shrink (YOLOv5's validation shrinks with INTER_AREA, Ultralytics 8 with INTER_LINEAR;
-    in training too the shrunk pixels differ, not broken down here), and in training where its padding is even (YOLOv5 places the image at a whole pixel, Ultralytics 8's warp half a pixel off). A summary of the
-    counts."""
+    alike: in validation where the image did not shrink (YOLOv5 shrinks with INTER_AREA, Ultralytics 8 with
+    INTER_LINEAR); in training where its padding is even (YOLOv5 places the image at a whole pixel, Ultralytics
+    8's warp half a pixel off), and it did not shrink or was decoded `whole` (the loader decodes a JPEG it
+    shrinks by 2 or more at a smaller DCT scale; its pixel cache holds whole decodes). A summary of the counts."""
     assert mine_images.keys() == theirs_images.keys(), what
     counts = Counter()
     for f, theirs in theirs_images.items():
@@ -129,7 +134,8 @@ def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: b
             continue
         h0, w0 = theirs["ori_shape"]
         H, W = theirs["img"].shape[1:]
-        pixels = size[0] >= h0 and size[1] >= w0 and (validation or (H - size[0]) % 2 == 0 and (W - size[1]) % 2 == 0)
+        grown = size[0] >= h0 and size[1] >= w0
+        pixels = grown if validation else (H - size[0]) % 2 == 0 and (W - size[1]) % 2 == 0 and (grown or whole)
         compare(mine, theirs, f"{what}, {f}", pixels)
         counts["equal" if pixels else "equal but for their pixels"] += 1
     assert counts["equal"] + counts["equal but for their pixels"] > 0, (what, counts)
@@ -158,31 +164,50 @@ for imgsz in (640, 160):
     summary = compare_all(images(mine_batches), images(theirs_batches), f"validation at {imgsz}", validation=True)
     print(f"validation at {imgsz}: {len(mine_batches)} batches of the same shapes; images: {summary}")
 
-# Training without augmentation: each image of an epoch's batches against the oracle's sample of its file.
-for imgsz in (640, 160):
-    cfg = get_cfg(overrides={"imgsz": imgsz, **NO_AUGMENTATION})
-    theirs_set = oracle(cfg, training=True)
+# Training without augmentation: each image of an epoch's batches against the oracle's sample of its file; at 160
+# also from the pixel cache (cache='ram', built in a copy of the dataset).
+cached = out / "cached.ffr"
+shutil.copytree(packed, cached)
+for imgsz, cache in ((640, False), (160, False), (160, "ram")):
+    cfg = get_cfg(overrides={"imgsz": imgsz, "cache": cache, **NO_AUGMENTATION})
+    theirs_set = oracle(get_cfg(overrides={"imgsz": imgsz, **NO_AUGMENTATION}), training=True)
     index = {name(f): i for i, f in enumerate(theirs_set.im_files)}
-    mine_batches = list(ours(cfg, training=True))
+    mine_batches = list(PackedDetectionLoader(PackedDetectionDataset(str(cached if cache else packed), cfg, BATCH,
+                                                                     training=True, device=torch.device("cpu"))))
     theirs_batches = [theirs_set.collate_fn([theirs_set[index[name(f)]] for f in mine["im_file"]])
                       for mine in mine_batches]
+    what = f"training at {imgsz}" + (f", cache={cache}" if cache else "")
     for b, (mine, theirs) in enumerate(zip(mine_batches, theirs_batches)):
-        same_structure(mine, theirs, f"training at {imgsz}, batch {b}")
+        same_structure(mine, theirs, f"{what}, batch {b}")
     mine_images = images(mine_batches)
     assert len(mine_images) == len(index), "an epoch reads every image once"
-    summary = compare_all(mine_images, images(theirs_batches), f"training at {imgsz}", validation=False)
-    print(f"training without augmentation at {imgsz}: {len(mine_batches)} batches; images: {summary}")
+    summary = compare_all(mine_images, images(theirs_batches), what, validation=False, whole=bool(cache))
+    print(f"{what} without augmentation: {len(mine_batches)} batches; images: {summary}")
+assert (cached / "cache").is_dir(), "no pixel cache was built"
 
 # Refused options: each named, before a run folder is made.
 runs = out / "runs"
 base = {"model": "yolov8n.yaml", "data": str(packed), "device": "cpu", "project": str(runs), **NO_AUGMENTATION}
 for option, named in (({"task": "segment"}, "task=segment"), ({"mosaic": 1.0}, "mosaic=1.0"),
                       ({"fliplr": 0.5, "hsv_v": 0.4}, "hsv_v=0.4, fliplr=0.5"), ({"copy_paste": 0.5}, "copy_paste=0.5"),
-                      ({"fraction": 0.5}, "fraction=0.5"), ({"classes": [0]}, "classes=[0]")):
+                      ({"fraction": 0.5}, "fraction=0.5"), ({"classes": [0]}, "classes=[0]"),
+                      ({"rect": True}, "rect=True"), ({"augmentations": ["a transform"]}, "augmentations=")):
     try:
         DetectionTrainer(overrides={**base, **option})
         raise AssertionError(f"{option} was not refused")
     except NotImplementedError as e:
         assert f"DetectionTrainer: {named}" in str(e), str(e)
 assert not runs.exists(), list(runs.rglob("*"))
+
+# Where albumentations is installed (here a stand-in), Ultralytics 8 would apply its transforms in training: the
+# trainer says that ffyolo's loader does not.
+(out / "site" / "albumentations").mkdir(parents=True)
+(out / "site" / "albumentations" / "__init__.py").write_text("")
+sys.path.insert(0, str(out / "site"))
+said = []
+handler = logging.Handler()
+handler.emit = lambda record: said.append(record.getMessage())
+LOGGER.addHandler(handler)
+ours(get_cfg(overrides={"imgsz": 64, **NO_AUGMENTATION}), training=True).close()
+assert any("albumentations is installed" in m and "ffyolo's loader does not" in m for m in said), said
 print("Ultralytics 8 checks passed")
