@@ -75,9 +75,11 @@ class DetectionTrainer(_UltralyticsDetectionTrainer):
     """
 
     def __init__(self, cfg=DEFAULT_CFG, overrides: dict[str, Any] | None = None, _callbacks: dict | None = None):
-        _check_options(get_cfg(cfg, overrides))  # before Ultralytics makes the run folder
+        args = get_cfg(cfg, overrides)
+        if not args.resume:  # a resumed run's options are its checkpoint's, read below
+            _check_options(args)  # before Ultralytics makes the run folder
         super().__init__(cfg, overrides, _callbacks)
-        if self.resume:  # the run's options came from its checkpoint
+        if self.resume:
             _check_options(self.args)
         if self.world_size > 1:
             raise NotImplementedError(f"{_WHO}: device={self.args.device}: multi-GPU (DDP) training is not supported "

@@ -2,11 +2,13 @@
 YOLOv8n from scratch, one epoch on the CPU at 64 pixels, with ffyolo.ultralytics.DetectionTrainer reading the
 packed dataset, named as the dataset folder and as a data YAML naming its split folder; each run validates
 (through the packed dataset too) and writes its results.csv; the last one's model is then validated alone
-through ffyolo.ultralytics.DetectionValidator.
+through ffyolo.ultralytics.DetectionValidator; a run stopped after its first epoch resumes with the loader at
+its second.
 
     python ultralytics8_train.py PACKED_COCO128 OUT_DIR
 """
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -32,3 +34,18 @@ for name, data in (("yaml", data_yaml), ("folder", packed)):
 # The folder's model validated alone, through the data YAML its run wrote.
 metrics = model.val(validator=DetectionValidator, batch=32, device="cpu", plots=False, project=str(out), name="val")
 print(f"validated alone: mAP50-95 {metrics.box.map}")
+
+# A run stopped after the first of its two epochs (its last.pt kept before Ultralytics strips it) resumes with the
+# loader at the second epoch's batches.
+stopped = out / "stopped.pt"
+model = YOLO("yolov8n.yaml")
+model.add_callback("on_train_epoch_end", lambda trainer: setattr(trainer, "stop", True))
+model.add_callback("on_model_save", lambda trainer: shutil.copy(trainer.last, stopped))
+model.train(trainer=DetectionTrainer, data=str(packed), epochs=2, imgsz=64, batch=32, workers=2, device="cpu",
+            plots=False, project=str(out), name="stopped", exist_ok=True, **NO_AUGMENTATION)
+epochs = []
+resumed = YOLO(stopped)
+resumed.add_callback("on_train_batch_start", lambda trainer: epochs.append(trainer.train_loader.loader.epoch))
+resumed.train(trainer=DetectionTrainer, resume=True)
+assert epochs and epochs[0] == 1, epochs
+print(f"resumed at the loader's epoch {epochs[0]}")
