@@ -83,7 +83,7 @@ class DetectionTrainer(_UltralyticsDetectionTrainer):
             _check_options(self.args)
         if self.world_size > 1:
             raise NotImplementedError(f"{_WHO}: device={self.args.device}: multi-GPU (DDP) training is not supported "
-                                      "yet (Ultralytics 8 shards validation without padding, ffyolo's loader with)")
+                                      "yet (its ranks' shares of the loader are not wired in nor tested)")
         # Each epoch's batches from (seed, epoch): a resumed run continues with those of its next epoch.
         self.add_callback("on_train_epoch_start", lambda trainer: trainer.train_loader.set_epoch(trainer.epoch))
 
