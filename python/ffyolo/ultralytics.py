@@ -22,10 +22,10 @@ from typing import Any, Iterator
 from . import _ffyolo
 from .torch import Loader
 
-__all__ = ["create_dataloader", "PackedImagesAndLabels", "PackedDataLoader", "DetectionTrainer", "DetectionValidator",
-           "NO_AUGMENTATION"]
+__all__ = ["create_dataloader", "PackedImagesAndLabels", "PackedDataLoader"]
 
-# Ultralytics 8's names, from the module that imports it: YOLOv5's users have no `ultralytics` package.
+# Ultralytics 8's names, from the module that imports it, when asked for by name (not by `import *`): YOLOv5's
+# users have no `ultralytics` package.
 _ULTRALYTICS8 = {"DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION"}
 
 
