@@ -25,6 +25,33 @@ std::vector<NormBox> ToNormalized(const std::vector<PixelBox>& boxes, int w, int
   return out;
 }
 
+std::vector<NormBox> ToNormalizedAfterFlips(const std::vector<PixelBox>& boxes, int w, int h, bool flip_up_down,
+                                            bool flip_left_right) {
+  const float fw = static_cast<float>(w), fh = static_cast<float>(h);
+  std::vector<NormBox> out;
+  out.reserve(boxes.size());
+  for (const PixelBox& b : boxes) {
+    NormBox n;
+    n.cls = b.cls;
+    n.cx = (b.x1 + b.x2) / 2;
+    n.cy = (b.y1 + b.y2) / 2;
+    if (flip_left_right) n.cx = fw - n.cx;
+    if (flip_up_down) n.cy = fh - n.cy;
+    n.cx /= fw;
+    n.cy /= fh;
+    n.w = (b.x2 - b.x1) / fw;
+    n.h = (b.y2 - b.y1) / fh;
+    out.push_back(n);
+  }
+  return out;
+}
+
+void RemoveZeroAreaBoxes(std::vector<PixelBox>* boxes) {
+  boxes->erase(std::remove_if(boxes->begin(), boxes->end(),
+                              [](const PixelBox& b) { return !((b.x2 - b.x1) * (b.y2 - b.y1) > 0); }),
+               boxes->end());
+}
+
 void AppendPixelBoxes(const std::vector<Box>& boxes, double w, double h, double padw, double padh,
                       std::vector<PixelBox>* out) {
   for (const Box& b : boxes) {

@@ -258,12 +258,17 @@ FFYOLO_AVX2 void HsvVectorPixels(const HsvLuts& luts, const uint8_t* bgr, int en
 
 }  // namespace
 
+HsvDraw DrawHsv(SampleRandom* rng, double hgain, double sgain, double vgain) {
+  HsvDraw draw;
+  draw.h = rng->Uniform(-1, 1) * hgain;
+  draw.s = rng->Uniform(-1, 1) * sgain;
+  draw.v = rng->Uniform(-1, 1) * vgain;
+  return draw;
+}
+
 HsvGains DrawHsvGains(SampleRandom* rng, double hgain, double sgain, double vgain) {
-  HsvGains gains;
-  gains.h = rng->Uniform(-1, 1) * hgain + 1;
-  gains.s = rng->Uniform(-1, 1) * sgain + 1;
-  gains.v = rng->Uniform(-1, 1) * vgain + 1;
-  return gains;
+  const HsvDraw draw = DrawHsv(rng, hgain, sgain, vgain);
+  return {draw.h + 1, draw.s + 1, draw.v + 1};
 }
 
 HsvLuts BuildHsvLuts(const HsvGains& gains) {
@@ -274,6 +279,12 @@ HsvLuts BuildHsvLuts(const HsvGains& gains) {
     luts.s[i] = static_cast<uint8_t>(std::clamp(x * gains.s, 0.0, 255.0));
     luts.v[i] = static_cast<uint8_t>(std::clamp(x * gains.v, 0.0, 255.0));
   }
+  return luts;
+}
+
+HsvLuts BuildShiftedHueLuts(const HsvDraw& draw) {
+  HsvLuts luts = BuildHsvLuts({1, draw.s + 1, draw.v + 1});
+  for (int i = 0; i < 256; ++i) luts.h[i] = static_cast<uint8_t>(PyMod(i + draw.h * 180, 180));
   return luts;
 }
 

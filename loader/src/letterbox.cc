@@ -6,18 +6,22 @@
 
 namespace ffyolo {
 
-cv::Size LoadResizeSize(int w0, int h0, int img_size) {
+cv::Size LoadResizeSize(int w0, int h0, int img_size, Augmentation mode) {
   const double r = static_cast<double>(img_size) / std::max(w0, h0);
   if (r == 1) return {w0, h0};
+  if (mode == Augmentation::kUltralytics8) {  // rounds up, capped: 581 * (640 / 581) gives 640
+    const auto side = [&](int n) { return std::min(static_cast<int>(std::ceil(n * r)), img_size); };
+    return {side(w0), side(h0)};
+  }
   // v7.0 truncates: 581 * (640 / 581) is 639.99..., so a 581-wide image becomes 639 wide.
   // An image more elongated than img_size:1 would truncate to 0 and make
   // cv::resize throw (v7.0 fails so too): it keeps a side of 1 pixel.
   return {std::max(1, static_cast<int>(w0 * r)), std::max(1, static_cast<int>(h0 * r))};
 }
 
-int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size) {
+int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size, Augmentation mode) {
   const double r = static_cast<double>(img_size) / std::max(w0, h0);
-  return augment || r > 1 ? cv::INTER_LINEAR : cv::INTER_AREA;
+  return mode == Augmentation::kUltralytics8 || augment || r > 1 ? cv::INTER_LINEAR : cv::INTER_AREA;
 }
 
 cv::Rect ResizeSourceRegion(const cv::Rect& region, cv::Size src, cv::Size dst) {

@@ -46,6 +46,12 @@ std::string ReferencePython() {
   return access(python.c_str(), X_OK) == 0 ? python : std::string();
 }
 
+std::string Ultralytics8Python() {
+  const char* venv = std::getenv("U8_VENV");
+  const std::string python = (venv ? std::string(venv) : SourcePath(".venv-u8")) + "/bin/python";
+  return access(python.c_str(), X_OK) == 0 ? python : std::string();
+}
+
 std::string ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;

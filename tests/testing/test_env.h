@@ -38,6 +38,9 @@ std::string BinaryPath(const std::string& relative);
 // .venv-ref in the source tree, made by scripts/reference-venv.sh), or "" when
 // there is none.
 std::string ReferencePython();
+// The Python of the Ultralytics 8 reference environment ($U8_VENV, else .venv-u8 in the source tree, made by
+// scripts/ultralytics8-venv.sh: the `ultralytics` package 8.4), or "" when there is none.
+std::string Ultralytics8Python();
 
 // Reads a whole file into a string (empty on failure).
 std::string ReadFileToString(const std::string& path);
@@ -57,3 +60,10 @@ bool WriteStringToFile(const std::string& path, const std::string& data);
   if (python.empty())                                                                       \
   GTEST_SKIP() << "no Ultralytics reference environment (.venv-ref, or REF_VENV): run "     \
                   "scripts/reference-venv.sh; skipping"
+
+// Skips the current test with a message when there is no Ultralytics 8 environment.
+#define FFYOLO_REQUIRE_ULTRALYTICS8(python)                                                 \
+  const std::string python = ::ffyolo::testing::Ultralytics8Python();                       \
+  if (python.empty())                                                                       \
+  GTEST_SKIP() << "no Ultralytics 8 environment (.venv-u8, or U8_VENV): run "               \
+                  "scripts/ultralytics8-venv.sh; skipping"

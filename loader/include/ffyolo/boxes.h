@@ -22,6 +22,16 @@ struct NormBox {
 // [0, h - 1e-3] first, then normalizes by the image size.
 std::vector<NormBox> ToNormalized(const std::vector<PixelBox>& boxes, int w, int h);
 
+// Ultralytics 8's last steps, in its float32: RandomFlip's (centre x -> w - x,
+// y -> h - y, on pixels) when flipped, then Format's normalization (divided
+// by w and h, on its torch tensor); no clip.
+std::vector<NormBox> ToNormalizedAfterFlips(const std::vector<PixelBox>& boxes, int w, int h, bool flip_up_down,
+                                            bool flip_left_right);
+
+// Ultralytics 8's Mosaic keeps only boxes of positive area once clipped to its canvas
+// (Instances.remove_zero_area_boxes).
+void RemoveZeroAreaBoxes(std::vector<PixelBox>* boxes);
+
 // xywhn2xyxy: appends `boxes` (normalized to their image) as pixel corners of
 // a w x h image shifted by (padw, padh).
 void AppendPixelBoxes(const std::vector<Box>& boxes, double w, double h, double padw, double padh,

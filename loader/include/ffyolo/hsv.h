@@ -14,7 +14,13 @@ struct HsvGains {
   double h = 1, s = 1, v = 1;
 };
 
-// r = U(-1, 1)^3 * [hgain, sgain, vgain] + 1.
+// The draws themselves: U(-1, 1)^3 * [hgain, sgain, vgain].
+struct HsvDraw {
+  double h = 0, s = 0, v = 0;
+};
+HsvDraw DrawHsv(SampleRandom* rng, double hgain, double sgain, double vgain);
+
+// YOLOv5's r = U(-1, 1)^3 * [hgain, sgain, vgain] + 1: DrawHsv's draws + 1.
 HsvGains DrawHsvGains(SampleRandom* rng, double hgain, double sgain, double vgain);
 
 // lut_h = uint8((x * h) % 180), lut_s = uint8(clip(x * s, 0, 255)), lut_v likewise (truncating casts).
@@ -22,6 +28,11 @@ struct HsvLuts {
   std::array<uint8_t, 256> h, s, v;
 };
 HsvLuts BuildHsvLuts(const HsvGains& gains);
+// Ultralytics 8's RandomHSV (since 8.3.79) shifts hue instead of scaling it:
+// lut_h = uint8((x + h * 180) % 180); lut_s and lut_v are YOLOv5's with gains
+// s + 1 and v + 1 (the same doubles as YOLOv5's r). Its lut_s[0] = 0 is
+// what 0 * gain gives anyway.
+HsvLuts BuildShiftedHueLuts(const HsvDraw& draw);
 
 // BGR -> HSV, LUT per channel, HSV -> BGR, in place on a CV_8UC3 image (may
 // be a view), with OpenCV's own conversions as YOLOv5 runs them. The round

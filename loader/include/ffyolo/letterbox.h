@@ -4,16 +4,19 @@
 
 #include <opencv2/core.hpp>
 
+#include "ffyolo/augmentation.h"
 #include "ffyolo/py_round.h"
 
 namespace ffyolo {
 
 inline constexpr int kPadValue = 114;
 
-// load_image's size: r = img_size / max(w0, h0); (int(w0 * r), int(h0 * r)).
-cv::Size LoadResizeSize(int w0, int h0, int img_size);
-// load_image's interpolation: INTER_LINEAR when augmenting or upscaling, else INTER_AREA.
-int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size);
+// load_image's size: r = img_size / max(w0, h0); YOLOv5: (int(w0 * r), int(h0 * r));
+// Ultralytics 8: (min(ceil(w0 * r), img_size), min(ceil(h0 * r), img_size)).
+cv::Size LoadResizeSize(int w0, int h0, int img_size, Augmentation mode = Augmentation::kYolov5);
+// load_image's interpolation: YOLOv5: INTER_LINEAR when augmenting or upscaling, else INTER_AREA;
+// Ultralytics 8: always INTER_LINEAR.
+int LoadResizeInterpolation(bool augment, int w0, int h0, int img_size, Augmentation mode = Augmentation::kYolov5);
 
 // The pixels of a `src`-sized image that cv::resize to `dst` (INTER_LINEAR,
 // which takes 2 x 2 neighbours, or the INTER_AREA it switches to for an exact

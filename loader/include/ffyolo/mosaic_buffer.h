@@ -1,0 +1,76 @@
+// Ultralytics 8's choice of images: its Mosaic takes the other three tiles
+// from BaseDataset.buffer, the images load_image read most recently (not
+// from the whole dataset, as YOLOv5 does), and MixUp a random image of the
+// dataset, mosaicked from the same buffer. Which images a sample names
+// depends on every load before it, so the loader plans an epoch's choices up
+// front, in Ultralytics' load order, on the caller's thread; the pixels are
+// then made in any order by any number of threads.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_set>
+#include <vector>
+
+namespace ffyolo {
+
+// BaseDataset.buffer with load_image's rule.
+class MosaicBuffer {
+ public:
+  // BaseDataset.max_buffer_length: min(n, batch * 8, 1000) for a dataset of
+  // n images and batch_size per rank.
+  static size_t MaxLength(int64_t dataset_size, int batch_size);
+  explicit MosaicBuffer(size_t max_length) : max_length_(max_length) {}
+
+  // load_image(index): an image the buffer holds is served from memory and
+  // changes nothing; any other is appended, and then the oldest dropped once
+  // the buffer holds max_length (if it holds more than one), so that a load
+  // leaves at most max_length - 1.
+  void Load(int64_t index);
+  // random.choices(buffer)'s pick for a uniform u in [0, 1): entry floor(u * size).
+  int64_t Choose(double u) const;
+  const std::deque<int64_t>& entries() const { return entries_; }
+
+ private:
+  size_t max_length_;
+  std::deque<int64_t> entries_;  // oldest first
+  std::unordered_set<int64_t> held_;
+};
+
+// The images one training sample names, Ultralytics 8 style.
+struct SampleDraws {
+  bool mosaic = false;                  // its own image in tile 0, no shuffle
+  std::array<int64_t, 3> partners{};    // tiles 1..3, when mosaic
+  bool mixup = false;
+  int64_t mix_index = -1;               // MixUp's image, when mixup
+  bool mix_mosaic = false;              // whether that one is mosaicked too
+  std::array<int64_t, 3> mix_partners{};
+};
+
+struct SampleDrawsPlan {
+  std::vector<int64_t> positions;           // the epoch's dataset index per sample position (this rank)
+  std::vector<int64_t> previous_positions;  // the epoch before's (empty for the first): fills the buffers
+  int64_t dataset_size = 0;
+  int batch_size = 16;  // per rank
+  // Ultralytics' DataLoader workers: each holds its own dataset copy and so
+  // its own buffer, and makes whole batches, batch b in worker b % workers.
+  int workers = 8;
+  double mosaic = 1, mixup = 0;  // probabilities
+  uint64_t seed = 0, rank = 0;
+  int64_t epoch = 0;
+};
+
+// Sample position p of epoch e draws from SampleRandom({seed, e, rank, p,
+// kSampleDrawsStream}), Uniform() only, in Ultralytics' order (Python's
+// random.uniform(0, 1) and random.choices for the same u): mosaic (applied
+// unless u > mosaic), then the three tiles at once, each Choose(u), from the
+// buffer as it is after loading the sample's own image, then mixup (unless
+// u > mixup), MixUp's image floor(u * n), its mosaic and tiles. Loads go to
+// the buffer in the order Ultralytics makes them: the sample's image, its
+// tiles, MixUp's image, its tiles.
+inline constexpr uint64_t kSampleDrawsStream = 0x6d6f73616963ull;
+std::vector<SampleDraws> PlanSampleDraws(const SampleDrawsPlan& plan);
+
+}  // namespace ffyolo

@@ -1,0 +1,66 @@
+#include "ffyolo/mosaic_buffer.h"
+
+#include <algorithm>
+
+#include "ffyolo/random.h"
+
+namespace ffyolo {
+
+size_t MosaicBuffer::MaxLength(int64_t dataset_size, int batch_size) {
+  return static_cast<size_t>(std::min<int64_t>({dataset_size, static_cast<int64_t>(batch_size) * 8, 1000}));
+}
+
+void MosaicBuffer::Load(int64_t index) {
+  if (!held_.insert(index).second) return;
+  entries_.push_back(index);
+  if (entries_.size() > 1 && entries_.size() >= max_length_) {  // `1 < len(self.buffer) >= self.max_buffer_length`
+    held_.erase(entries_.front());
+    entries_.pop_front();
+  }
+}
+
+int64_t MosaicBuffer::Choose(double u) const {
+  return entries_[static_cast<size_t>(u * static_cast<double>(entries_.size()))];
+}
+
+namespace {
+
+// One sample's draws and loads into `buffer`.
+SampleDraws Draw(const SampleDrawsPlan& plan, int64_t epoch, int64_t position, int64_t index, MosaicBuffer* buffer) {
+  SampleRandom rng({plan.seed, static_cast<uint64_t>(epoch), plan.rank, static_cast<uint64_t>(position),
+                    kSampleDrawsStream});
+  // Mosaic's choice (BaseMixTransform: skipped when uniform(0, 1) > p), then its tiles' loads.
+  const auto mosaic = [&](int64_t own, std::array<int64_t, 3>* tiles) {
+    buffer->Load(own);
+    if (rng.Uniform() > plan.mosaic) return false;
+    for (int64_t& t : *tiles) t = buffer->Choose(rng.Uniform());  // choices(list(buffer), k=3): one snapshot
+    for (int64_t t : *tiles) buffer->Load(t);
+    return true;
+  };
+  SampleDraws d;
+  d.mosaic = mosaic(index, &d.partners);
+  d.mixup = !(rng.Uniform() > plan.mixup);
+  if (d.mixup) {
+    d.mix_index = std::min(static_cast<int64_t>(rng.Uniform() * static_cast<double>(plan.dataset_size)),
+                           plan.dataset_size - 1);  // random.randint(0, n - 1)
+    d.mix_mosaic = mosaic(d.mix_index, &d.mix_partners);
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<SampleDraws> PlanSampleDraws(const SampleDrawsPlan& plan) {
+  const int workers = std::max(1, plan.workers);
+  std::vector<MosaicBuffer> buffers(workers, MosaicBuffer(MosaicBuffer::MaxLength(plan.dataset_size, plan.batch_size)));
+  const auto buffer_of = [&](int64_t position) { return &buffers[(position / plan.batch_size) % workers]; };
+  for (size_t p = 0; p < plan.previous_positions.size(); ++p)
+    Draw(plan, plan.epoch - 1, static_cast<int64_t>(p), plan.previous_positions[p], buffer_of(static_cast<int64_t>(p)));
+  std::vector<SampleDraws> draws;
+  draws.reserve(plan.positions.size());
+  for (size_t p = 0; p < plan.positions.size(); ++p)
+    draws.push_back(Draw(plan, plan.epoch, static_cast<int64_t>(p), plan.positions[p], buffer_of(static_cast<int64_t>(p))));
+  return draws;
+}
+
+}  // namespace ffyolo

@@ -1,0 +1,152 @@
+"""Ultralytics 8's own augmentation code as the oracle of ffyolo's `ultralytics8` mode (ultralytics8_test.cc).
+
+Run in the Ultralytics 8 environment (.venv-u8): python ultralytics8_reference.py MODE IN.json OUT.json.
+Every random draw the compared code makes is fed from IN's recorded uniforms u in [0, 1), with the formulas
+ffyolo's SampleRandom uses (uniform(a, b) = a + (b - a) * u, choices' population[floor(u * n)], randint(a, b) =
+a + floor(u * (b - a + 1))), so that both sides make the same choices.
+"""
+
+import copy
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+class Feed:
+    """Replaces random.uniform(0, 1), random.choices and random.randint with draws from a queue of uniforms;
+    other uniform(a, b) calls (the mosaic centre, the warp) take `other`, or the queue when `all_uniforms`."""
+
+    def __init__(self, all_uniforms=False):
+        self.queue, self.all_uniforms = [], all_uniforms
+        self.saved = random.uniform, random.choices, random.randint
+
+    def next(self):
+        return self.queue.pop(0)
+
+    def __enter__(self):
+        def uniform(a, b):
+            if self.all_uniforms or (a, b) == (0, 1):
+                return a + (b - a) * self.next()
+            return (a + b) / 2
+
+        random.uniform = uniform
+        random.choices = lambda population, k=1: [population[math.floor(self.next() * len(population))] for _ in range(k)]
+        random.randint = lambda a, b: a + math.floor(self.next() * (b - a + 1))
+        return self
+
+    def __exit__(self, *exc):
+        random.uniform, random.choices, random.randint = self.saved
+
+
+def draws(cfg, tmp):
+    """YOLODataset's load_image calls, sample after sample, through the whole v8_transforms pipeline."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.data.dataset import YOLODataset
+
+    images, labels = Path(tmp) / "images", Path(tmp) / "labels"
+    images.mkdir(parents=True, exist_ok=True)
+    labels.mkdir(parents=True, exist_ok=True)
+    for i, (w, h) in enumerate(cfg["sizes"]):
+        cv2.imwrite(str(images / f"{i:04d}.png"), np.full((h, w, 3), i % 250, np.uint8))
+        (labels / f"{i:04d}.txt").write_text("0 0.5 0.5 0.5 0.5\n")
+    hyp = get_cfg(overrides={"mosaic": cfg["mosaic"], "mixup": cfg["mixup"], "imgsz": cfg["imgsz"]})
+    dataset = YOLODataset(img_path=str(images), imgsz=cfg["imgsz"], augment=True, hyp=hyp, batch_size=cfg["batch"],
+                          data={"names": {0: "a"}, "channels": 3}, task="detect")
+    assert dataset.max_buffer_length == cfg["max_buffer_length"], dataset.max_buffer_length
+    # One dataset copy, so one buffer, per DataLoader worker; each logs its load_image calls.
+    copies, log, sizes = [], [], {}
+    for _ in range(cfg["workers"]):
+        d = copy.deepcopy(dataset)
+        load = d.load_image
+
+        def logged(i, *args, _load=load, **kwargs):
+            im, hw0, hw = _load(i, *args, **kwargs)
+            log.append(i)
+            sizes[i] = [int(hw[1]), int(hw[0])]
+            return im, hw0, hw
+
+        d.load_image = logged
+        copies.append(d)
+    out = {"epochs": []}
+    with Feed() as feed:
+        for epoch in cfg["epochs"]:
+            loads = []
+            for p, index in enumerate(epoch["positions"]):
+                feed.queue = list(epoch["uniforms"][p])
+                log.clear()
+                copies[(p // cfg["batch"]) % cfg["workers"]][index]
+                loads.append(list(log))
+            out["epochs"].append(loads)
+    out["buffers"] = [list(d.buffer) for d in copies]
+    out["sizes"] = [sizes.get(i) for i in range(len(cfg["sizes"]))]
+    return out
+
+
+def perspective(cfg, tmp):
+    """RandomPerspective's matrix and boxes (apply_instances) for recorded draws."""
+    from ultralytics.data.augment import RandomPerspective
+    from ultralytics.utils.instance import Instances
+
+    out = []
+    with Feed(all_uniforms=True) as feed:
+        for case in cfg["cases"]:
+            rp = RandomPerspective(**case["hyp"], size=(case["out_w"], case["out_h"]))
+            feed.queue = list(case["uniforms"])
+            img = np.zeros((case["in_h"], case["in_w"], 3), np.uint8)
+            params = rp.get_params({"img": img})
+            boxes = np.array(case["boxes"], np.float32).reshape(-1, 4)
+            labels = {"img": img, "cls": np.arange(len(boxes), dtype=np.float32)[:, None],
+                      "instances": Instances(boxes, np.zeros((0, 1000, 2), np.float32), bbox_format="xyxy",
+                                             normalized=False)}
+            labels = rp.apply_instances(labels, params)
+            out.append({"m": params["M"].astype(np.float64).ravel().tolist(),
+                        "kept": labels["cls"].ravel().astype(int).tolist(),
+                        "boxes": labels["instances"].bboxes.astype(np.float64).ravel().tolist()})
+    return out
+
+
+def hsv(cfg, tmp):
+    """RandomHSV's lookup table for recorded draws (the colour conversions around it are YOLOv5's)."""
+    from ultralytics.data import augment
+
+    out, seen, lut = [], [], cv2.LUT
+    augment.cv2.LUT = lambda src, table, *a: seen.append(table) or lut(src, table, *a)
+    saved = np.random.uniform
+    try:
+        for case in cfg["cases"]:
+            np.random.uniform = lambda low, high, size: low + (high - low) * np.array(case["uniforms"])
+            seen.clear()
+            augment.RandomHSV(*case["gains"])({"img": np.zeros((4, 4, 3), np.uint8)})
+            out.append(seen[0].reshape(256, 3).T.astype(int).tolist())
+    finally:
+        np.random.uniform, augment.cv2.LUT = saved, lut
+    return out
+
+
+def flips(cfg, tmp):
+    """RandomFlip then Format's normalized xywh targets."""
+    from ultralytics.data.augment import Format, RandomFlip
+    from ultralytics.utils.instance import Instances
+
+    out = []
+    for case in cfg["cases"]:
+        boxes = np.array(case["boxes"], np.float32).reshape(-1, 4)
+        labels = {"img": np.zeros((case["h"], case["w"], 3), np.uint8), "cls": np.zeros((len(boxes), 1), np.float32),
+                  "instances": Instances(boxes, np.zeros((0, 1000, 2), np.float32), bbox_format="xyxy",
+                                         normalized=False)}
+        labels = RandomFlip(p=1.0 if case["flipud"] else 0.0, direction="vertical")(labels)
+        labels = RandomFlip(p=1.0 if case["fliplr"] else 0.0, direction="horizontal")(labels)
+        labels = Format(bbox_format="xywh", normalize=True, batch_idx=True)(labels)
+        out.append(labels["bboxes"].numpy().astype(np.float64).ravel().tolist())
+    return out
+
+
+if __name__ == "__main__":
+    mode, src, dst = sys.argv[1:4]
+    result = globals()[mode](json.loads(Path(src).read_text()), str(Path(dst).parent / f"{mode}_data"))
+    Path(dst).write_text(json.dumps(result))

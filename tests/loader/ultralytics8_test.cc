@@ -1,0 +1,301 @@
+// The `ultralytics8` augmentation mode: its operators alone, and against the
+// `ultralytics` package 8.4 itself (tests/loader/ultralytics8_reference.py in
+// .venv-u8, fed the same uniforms; skipped without it).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "ffyolo/boxes.h"
+#include "ffyolo/hsv.h"
+#include "ffyolo/letterbox.h"
+#include "ffyolo/mosaic_buffer.h"
+#include "ffyolo/perspective.h"
+#include "ffyolo/random.h"
+#include "testing/test_env.h"
+
+namespace ffyolo {
+namespace {
+
+using nlohmann::json;
+
+// Runs ultralytics8_reference.py MODE on `in`; its output, or null after a failure.
+json RunReference(const std::string& python, const std::string& mode, const json& in) {
+  testing::ScratchDir dir("u8_" + mode);
+  const std::string in_path = dir / "in.json", out_path = dir / "out.json", log = dir / "log";
+  if (!testing::WriteStringToFile(in_path, in.dump())) return json();
+  const std::string command = python + " " + testing::SourcePath("tests/loader/ultralytics8_reference.py") + " " +
+                              mode + " " + in_path + " " + out_path + " > " + log + " 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    ADD_FAILURE() << command << " failed:\n" << testing::ReadFileToString(log);
+    return json();
+  }
+  return json::parse(testing::ReadFileToString(out_path));
+}
+
+// The first `n` uniforms of a SampleRandom with `key`.
+std::vector<double> Uniforms(std::initializer_list<uint64_t> key, int n) {
+  SampleRandom rng(key);
+  std::vector<double> u;
+  for (int i = 0; i < n; ++i) u.push_back(rng.Uniform());
+  return u;
+}
+
+TEST(MosaicBufferTest, MaxLengthIsBaseDatasets) {
+  EXPECT_EQ(MosaicBuffer::MaxLength(50, 16), 50u);
+  EXPECT_EQ(MosaicBuffer::MaxLength(5000, 16), 128u);
+  EXPECT_EQ(MosaicBuffer::MaxLength(5000, 256), 1000u);
+}
+
+TEST(MosaicBufferTest, HoldsDistinctRecentLoadsOneFewerThanItsLength) {
+  MosaicBuffer buffer(4);
+  for (int64_t i : {7, 8, 7, 9}) buffer.Load(i);  // 7 again: served from memory, not appended
+  EXPECT_EQ(buffer.entries(), (std::deque<int64_t>{7, 8, 9}));
+  buffer.Load(10);  // reaches 4: the oldest goes
+  EXPECT_EQ(buffer.entries(), (std::deque<int64_t>{8, 9, 10}));
+  buffer.Load(7);  // 7 was dropped, so it is read again and appended
+  EXPECT_EQ(buffer.entries(), (std::deque<int64_t>{9, 10, 7}));
+  EXPECT_EQ(buffer.Choose(0.0), 9);
+  EXPECT_EQ(buffer.Choose(0.999), 7);
+  MosaicBuffer one(1);  // never empties itself
+  one.Load(3);
+  one.Load(4);
+  EXPECT_EQ(one.entries(), (std::deque<int64_t>{4}));
+}
+
+TEST(SampleDrawsTest, TilesComeFromRecentLoadsOfTheSameWorker) {
+  SampleDrawsPlan plan;
+  for (int64_t i = 0; i < 400; ++i) plan.positions.push_back((i * 37) % 400);
+  plan.dataset_size = 400;
+  plan.batch_size = 4;
+  plan.workers = 2;
+  const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
+  ASSERT_EQ(draws.size(), 400u);
+  // Worker w made batches w, w + 2, ...: a tile is an image loaded at most 31 loads back in that worker, where
+  // a mosaic loads up to 4 images: within the last 8 of its batches, never another worker's.
+  for (size_t p = 0; p < draws.size(); ++p) {
+    ASSERT_TRUE(draws[p].mosaic);
+    EXPECT_FALSE(draws[p].mixup);
+    for (int64_t t : draws[p].partners) {
+      bool found = false;
+      for (int64_t q = static_cast<int64_t>(p); q >= 0 && q >= static_cast<int64_t>(p) - 64 && !found; --q) {
+        if ((q / 4) % 2 != (static_cast<int64_t>(p) / 4) % 2) continue;
+        found = plan.positions[q] == t || (q < static_cast<int64_t>(p) &&
+                                           std::count(draws[q].partners.begin(), draws[q].partners.end(), t) > 0);
+      }
+      EXPECT_TRUE(found) << "position " << p << " tile " << t;
+    }
+  }
+}
+
+TEST(Ultralytics8Test, LoadResizeRoundsUpAndAlwaysInterpolatesLinearly) {
+  EXPECT_EQ(LoadResizeSize(581, 300, 640), cv::Size(639, 330));  // YOLOv5 truncates 639.99...
+  EXPECT_EQ(LoadResizeSize(581, 300, 640, Augmentation::kUltralytics8), cv::Size(640, 331));
+  EXPECT_EQ(LoadResizeInterpolation(false, 1280, 960, 640), cv::INTER_AREA);
+  EXPECT_EQ(LoadResizeInterpolation(false, 1280, 960, 640, Augmentation::kUltralytics8), cv::INTER_LINEAR);
+}
+
+TEST(Ultralytics8Test, ShiftedHueWrapsAndKeepsYolov5sSaturationAndValue) {
+  const HsvLuts luts = BuildShiftedHueLuts({-0.01, 0.3, -0.2});
+  const HsvLuts v5 = BuildHsvLuts({1, 1.3, 0.8});
+  EXPECT_EQ(luts.s, v5.s);
+  EXPECT_EQ(luts.v, v5.v);
+  EXPECT_EQ(luts.h[0], 178);  // (0 - 1.8) % 180 = 178.2
+  EXPECT_EQ(luts.h[2], 0);    // 0.2
+  EXPECT_EQ(luts.h[100], 98);
+}
+
+TEST(Ultralytics8Test, ZeroAreaBoxesAreRemoved) {
+  std::vector<PixelBox> boxes = {{1, 0, 0, 0, 5}, {2, 1, 1, 3, 3}, {3, 4, 4, 4, 4}};
+  RemoveZeroAreaBoxes(&boxes);
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_EQ(boxes[0].cls, 2);
+}
+
+// --- Against Ultralytics 8 ---------------------------------------------------------------------------------
+
+TEST(Ultralytics8ReferenceTest, MosaicBufferAndMixUpNameTheImagesUltralyticsLoads) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  SampleRandom sizes_rng({11});
+  std::vector<std::vector<int>> sizes;
+  const int n = 30;
+  for (int i = 0; i < n; ++i)
+    sizes.push_back({20 + static_cast<int>(sizes_rng.Below(120)), 20 + static_cast<int>(sizes_rng.Below(120))});
+  SampleDrawsPlan plan;
+  plan.dataset_size = n;
+  plan.batch_size = 3;  // max length 24 < n: the buffer drops images
+  plan.workers = 2;
+  plan.mosaic = 0.8;
+  plan.mixup = 0.4;
+  plan.seed = 5;
+  plan.epoch = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    plan.previous_positions.push_back((i * 7) % n);
+    plan.positions.push_back((i * 11 + 3) % n);
+  }
+  json epochs = json::array();
+  for (int64_t e : {plan.epoch - 1, plan.epoch}) {
+    const std::vector<int64_t>& positions = e == plan.epoch ? plan.positions : plan.previous_positions;
+    json uniforms = json::array();
+    for (size_t p = 0; p < positions.size(); ++p)
+      uniforms.push_back(Uniforms({plan.seed, static_cast<uint64_t>(e), plan.rank, p, kSampleDrawsStream}, 24));
+    epochs.push_back({{"positions", positions}, {"uniforms", uniforms}});
+  }
+  const json ref = RunReference(python, "draws",
+                                {{"sizes", sizes}, {"imgsz", 64}, {"batch", plan.batch_size},
+                                 {"workers", plan.workers}, {"mosaic", plan.mosaic}, {"mixup", plan.mixup},
+                                 {"max_buffer_length", MosaicBuffer::MaxLength(n, plan.batch_size)},
+                                 {"epochs", epochs}});
+  ASSERT_FALSE(ref.is_null());
+  const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
+  int mosaics = 0, mixups = 0;
+  for (size_t p = 0; p < draws.size(); ++p) {
+    const SampleDraws& d = draws[p];
+    std::vector<int64_t> loads = {plan.positions[p]};
+    if (d.mosaic) loads.insert(loads.end(), d.partners.begin(), d.partners.end());
+    if (d.mixup) loads.push_back(d.mix_index);
+    if (d.mix_mosaic) loads.insert(loads.end(), d.mix_partners.begin(), d.mix_partners.end());
+    EXPECT_EQ(loads, ref["epochs"][1][p].get<std::vector<int64_t>>()) << "position " << p;
+    mosaics += d.mosaic;
+    mixups += d.mixup;
+  }
+  EXPECT_GT(mosaics, 10);  // the case exercises both branches of both
+  EXPECT_LT(mosaics, n);
+  EXPECT_GT(mixups, 3);
+  EXPECT_LT(mixups, n);
+  for (int i = 0; i < n; ++i) {
+    if (ref["sizes"][i].is_null()) continue;  // never loaded
+    EXPECT_EQ(LoadResizeSize(sizes[i][0], sizes[i][1], 64, Augmentation::kUltralytics8),
+              cv::Size(ref["sizes"][i][0].get<int>(), ref["sizes"][i][1].get<int>()))
+        << sizes[i][0] << "x" << sizes[i][1];
+  }
+}
+
+TEST(Ultralytics8ReferenceTest, PerspectiveMatrixAndBoxesAreRandomPerspectives) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  struct Case {
+    PerspectiveHyp hyp;
+    int in_w, in_h, out_w, out_h;
+  };
+  std::vector<Case> cases;
+  SampleRandom pick({21});
+  for (int i = 0; i < 60; ++i) {
+    Case c;
+    c.hyp.translate = 0.1;
+    c.hyp.scale = 0.5;
+    if (i % 3 == 1) c.hyp.degrees = 30, c.hyp.shear = 10;
+    if (i % 3 == 2) c.hyp.degrees = 10, c.hyp.perspective = 0.0005;
+    c.out_w = c.out_h = i % 2 ? 640 : 320;
+    c.in_w = i % 4 < 2 ? 2 * c.out_w : 100 + static_cast<int>(pick.Below(600));  // mosaic canvas, or one image
+    c.in_h = i % 4 < 2 ? 2 * c.out_h : 100 + static_cast<int>(pick.Below(600));
+    cases.push_back(c);
+  }
+  json in = json::array();
+  std::vector<std::vector<PixelBox>> boxes(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    std::vector<float> flat;
+    for (int k = 0; k < 40; ++k) {
+      PixelBox b;
+      b.cls = k;
+      b.x1 = static_cast<float>(pick.Uniform(-20, c.in_w));
+      b.y1 = static_cast<float>(pick.Uniform(-20, c.in_h));
+      b.x2 = b.x1 + static_cast<float>(pick.Uniform(0, k % 5 == 0 ? 4 : 200));
+      b.y2 = b.y1 + static_cast<float>(pick.Uniform(0, k % 7 == 0 ? 4 : 200));
+      boxes[i].push_back(b);
+      flat.insert(flat.end(), {b.x1, b.y1, b.x2, b.y2});
+    }
+    in.push_back({{"hyp",
+                   {{"degrees", c.hyp.degrees}, {"translate", c.hyp.translate}, {"scale", c.hyp.scale},
+                    {"shear", c.hyp.shear}, {"perspective", c.hyp.perspective}}},
+                  {"in_w", c.in_w}, {"in_h", c.in_h}, {"out_w", c.out_w}, {"out_h", c.out_h},
+                  {"uniforms", Uniforms({31, i}, 8)}, {"boxes", flat}});
+  }
+  const json ref = RunReference(python, "perspective", {{"cases", in}});
+  ASSERT_FALSE(ref.is_null());
+  int kept = 0, dropped = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SampleRandom rng({31, i});
+    double scale = 0;
+    const cv::Matx33d m = DrawPerspective(&rng, c.hyp, c.in_w, c.in_h, c.out_w, c.out_h, &scale,
+                                          Augmentation::kUltralytics8);
+    for (int k = 0; k < 9; ++k) EXPECT_EQ(m.val[k], ref[i]["m"][k].get<double>()) << "case " << i << " M[" << k << "]";
+    TransformBoxes(m, scale, c.out_w, c.out_h, &boxes[i], Augmentation::kUltralytics8);
+    const auto ref_kept = ref[i]["kept"].get<std::vector<int>>();
+    const auto ref_boxes = ref[i]["boxes"].get<std::vector<double>>();
+    ASSERT_EQ(boxes[i].size(), ref_kept.size()) << "case " << i;
+    for (size_t k = 0; k < boxes[i].size(); ++k) {
+      const PixelBox& b = boxes[i][k];
+      EXPECT_EQ(b.cls, ref_kept[k]);
+      EXPECT_EQ(b.x1, static_cast<float>(ref_boxes[4 * k])) << "case " << i << " box " << k;
+      EXPECT_EQ(b.y1, static_cast<float>(ref_boxes[4 * k + 1])) << "case " << i << " box " << k;
+      EXPECT_EQ(b.x2, static_cast<float>(ref_boxes[4 * k + 2])) << "case " << i << " box " << k;
+      EXPECT_EQ(b.y2, static_cast<float>(ref_boxes[4 * k + 3])) << "case " << i << " box " << k;
+    }
+    kept += static_cast<int>(ref_kept.size());
+    dropped += 40 - static_cast<int>(ref_kept.size());
+  }
+  EXPECT_GT(kept, 300);
+  EXPECT_GT(dropped, 300);
+}
+
+TEST(Ultralytics8ReferenceTest, HsvTablesAreRandomHsvs) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  std::vector<std::array<double, 3>> gains = {{0.015, 0.7, 0.4}, {0.5, 0.9, 0.9}, {1, 0, 0.2}};
+  json in = json::array();
+  for (size_t i = 0; i < 30; ++i)
+    in.push_back({{"gains", gains[i % gains.size()]}, {"uniforms", Uniforms({41, i}, 3)}});
+  const json ref = RunReference(python, "hsv", {{"cases", in}});
+  ASSERT_FALSE(ref.is_null());
+  for (size_t i = 0; i < 30; ++i) {
+    SampleRandom rng({41, i});
+    const auto& g = gains[i % gains.size()];
+    const HsvLuts luts = BuildShiftedHueLuts(DrawHsv(&rng, g[0], g[1], g[2]));
+    const auto expected = ref[i].get<std::vector<std::vector<int>>>();
+    for (int x = 0; x < 256; ++x) {
+      EXPECT_EQ(luts.h[x], expected[0][x]) << "case " << i << " hue " << x;
+      EXPECT_EQ(luts.s[x], expected[1][x]) << "case " << i << " saturation " << x;
+      EXPECT_EQ(luts.v[x], expected[2][x]) << "case " << i << " value " << x;
+    }
+  }
+}
+
+TEST(Ultralytics8ReferenceTest, TargetsAreFormatsAfterRandomFlip) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  SampleRandom pick({51});
+  json in = json::array();
+  std::vector<std::vector<PixelBox>> boxes(16);
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const int w = 320 + 32 * static_cast<int>(i % 5), h = 640 - 32 * static_cast<int>(i % 3);
+    std::vector<float> flat;
+    for (int k = 0; k < 50; ++k) {
+      PixelBox b;
+      b.x1 = static_cast<float>(pick.Uniform(0, w - 1));
+      b.y1 = static_cast<float>(pick.Uniform(0, h - 1));
+      b.x2 = static_cast<float>(pick.Uniform(b.x1, w));
+      b.y2 = static_cast<float>(pick.Uniform(b.y1, h));
+      boxes[i].push_back(b);
+      flat.insert(flat.end(), {b.x1, b.y1, b.x2, b.y2});
+    }
+    in.push_back({{"w", w}, {"h", h}, {"flipud", i % 2 == 1}, {"fliplr", i % 4 >= 2}, {"boxes", flat}});
+  }
+  const json ref = RunReference(python, "flips", {{"cases", in}});
+  ASSERT_FALSE(ref.is_null());
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const std::vector<NormBox> t = ToNormalizedAfterFlips(boxes[i], in[i]["w"], in[i]["h"], in[i]["flipud"],
+                                                          in[i]["fliplr"]);
+    const auto r = ref[i].get<std::vector<double>>();
+    ASSERT_EQ(r.size(), 4 * t.size());
+    for (size_t k = 0; k < t.size(); ++k) {
+      EXPECT_EQ(t[k].cx, static_cast<float>(r[4 * k])) << "case " << i << " box " << k;
+      EXPECT_EQ(t[k].cy, static_cast<float>(r[4 * k + 1])) << "case " << i << " box " << k;
+      EXPECT_EQ(t[k].w, static_cast<float>(r[4 * k + 2])) << "case " << i << " box " << k;
+      EXPECT_EQ(t[k].h, static_cast<float>(r[4 * k + 3])) << "case " << i << " box " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ffyolo
