@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "ffyolo/output/disk_space.h"
+#include "ffyolo/mosaic_buffer.h"
 #include "ffyolo/pixel_cache.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"
@@ -50,6 +51,8 @@ class Loader::Impl {
 
   Status Init(const Dataset& dataset);
   Status Start(int64_t epoch, int64_t first_batch);
+  // The dataset index of each of this rank's sample positions in `epoch`.
+  std::vector<int64_t> EpochPositions(int64_t epoch) const;
   Status SetSampleWeights(std::vector<double> weights);
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
@@ -111,6 +114,7 @@ class Loader::Impl {
   int in_flight_ = 0;
   int64_t epoch_ = 0;
   std::vector<int64_t> positions_;  // dataset index of each sample position of the epoch
+  std::vector<SampleDraws> draws_;  // Ultralytics 8's mosaic training: the images each position names
   int64_t next_position_ = 0;       // next position to claim
   int64_t end_position_ = 0;
   int64_t next_batch_ = 0;          // next batch Next() returns
@@ -147,6 +151,13 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (opt_.workers > LoaderOptions::kMaxWorkers)
     return Status::InvalidArgument("workers " + std::to_string(opt_.workers) + ": more than " +
                                    std::to_string(LoaderOptions::kMaxWorkers) + " loader threads");
+  if (opt_.augmentation == Augmentation::kUltralytics8 && opt_.pixel_cache)
+    return Status::InvalidArgument(
+        "the pixel cache holds YOLOv5's load_image sizes and interpolation; Ultralytics 8's augmentation reads "
+        "images without it");
+  if (opt_.ultralytics_workers < 1)
+    return Status::InvalidArgument("ultralytics_workers " + std::to_string(opt_.ultralytics_workers) +
+                                   ": at least 1");
   if (opt_.pixel_cache) {
     const PixelCacheOptions po = PixelCacheFor(opt_);
     ffr::ReaderOptions ro = opt_.reader;
@@ -161,6 +172,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.reader = reader_.get();
   context_.split = opt_.split;
   context_.hyp = opt_.hyp;
+  context_.augmentation = opt_.augmentation;
   context_.img_size = opt_.img_size;
   context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
   FFR_RETURN_IF_ERROR(dataset.ExifApplied(opt_.split, &context_.exif_applied));
@@ -261,14 +273,34 @@ void Loader::Impl::StopEpoch(std::unique_lock<std::mutex>* lock) {
   ready_cv_.wait(*lock, [&] { return in_flight_ == 0; });
 }
 
-Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
-  if (first_batch < 0 || first_batch > batches_per_epoch_)
-    return Status::InvalidArgument("batch " + std::to_string(first_batch) + " is outside the epoch's " +
-                                   std::to_string(batches_per_epoch_) + " batches");
+std::vector<int64_t> Loader::Impl::EpochPositions(int64_t epoch) const {
   std::vector<int64_t> positions = sampler_ ? sampler_->EpochIndices(epoch) : rect_.order;
   if (!sample_weights_.empty()) {  // this rank's shard of the epoch's shuffled weighted draws
     const std::vector<int64_t> drawn = WeightedChoices(sample_weights_, opt_.seed, epoch);
     for (int64_t& p : positions) p = drawn[p];
+  }
+  return positions;
+}
+
+Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
+  if (first_batch < 0 || first_batch > batches_per_epoch_)
+    return Status::InvalidArgument("batch " + std::to_string(first_batch) + " is outside the epoch's " +
+                                   std::to_string(batches_per_epoch_) + " batches");
+  std::vector<int64_t> positions = EpochPositions(epoch);
+  std::vector<SampleDraws> draws;
+  if (opt_.augmentation == Augmentation::kUltralytics8 && opt_.training && sampler_) {
+    SampleDrawsPlan plan;
+    plan.positions = positions;
+    if (epoch > 0) plan.previous_positions = EpochPositions(epoch - 1);  // the buffers as that epoch left them
+    plan.dataset_size = reader_->size();
+    plan.batch_size = opt_.batch_size;
+    plan.workers = opt_.ultralytics_workers;
+    plan.mosaic = opt_.hyp.mosaic;
+    plan.mixup = opt_.hyp.mixup;
+    plan.seed = opt_.seed;
+    plan.rank = static_cast<uint64_t>(opt_.rank);
+    plan.epoch = epoch;
+    draws = PlanSampleDraws(plan);
   }
   std::unique_lock<std::mutex> lock(mu_);
   StopEpoch(&lock);
@@ -276,6 +308,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
   epoch_ = epoch;
   started_ = true;
   positions_ = std::move(positions);
+  draws_ = std::move(draws);
   next_batch_ = first_batch;
   next_position_ = first_batch * opt_.batch_size;
   end_position_ = std::min<int64_t>(batches_per_epoch_ * opt_.batch_size, samples_per_epoch_);
@@ -318,7 +351,9 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
     if (opt_.training) {
       SampleRandom rng({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(opt_.rank),
                         static_cast<uint64_t>(position), static_cast<uint64_t>(attempt)});
-      ok = rect_.shapes.empty() ? builder->BuildTraining(&rng, index, positions_, dst, targets, meta, &failure)
+      ok = rect_.shapes.empty() ? builder->BuildTraining(&rng, index, positions_,
+                                                               draws_.empty() ? nullptr : &draws_[position], dst,
+                                                               targets, meta, &failure)
                                 : builder->BuildRectTraining(&rng, index, h, w, dst, targets, meta, &failure);
     } else {
       ok = builder->BuildValidation(index, h, w, dst, targets, meta, &failure);

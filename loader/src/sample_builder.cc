@@ -110,7 +110,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
   Loaded& l = *loaded_[k];
   const RecordView& rec = l.record;
   const int s = ctx_.img_size;
-  const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s);
+  const cv::Size target = LoadResizeSize(l.orig_w, l.orig_h, s, ctx_.augmentation);
   if (ctx_.pixel_cache) {
     // Already load_image's output: a view of the bytes read (or mapped), no copy.
     const size_t bytes = static_cast<size_t>(target.width) * target.height * 3;
@@ -157,7 +157,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     l.image = decoded;
   } else {
     l.image = ImageView(&l.resized, target.height, target.width);
-    cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s));
+    cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s, ctx_.augmentation));
   }
   return true;
 }
@@ -174,21 +174,27 @@ bool SampleBuilder::LoadImage(int64_t index, bool augment, cv::Mat* image, const
   return true;
 }
 
-bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
-                           std::vector<PixelBox>* boxes, SampleError* error) {
+bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
+                           const std::array<int64_t, 3>* tiles, cv::Mat* out, std::vector<PixelBox>* boxes,
+                           SampleError* error) {
   const int s = ctx_.img_size;
-  // yc, xc = int(uniform(s/2, 3s/2)); indices = [index] + choices(k=3), shuffled.
+  const Augmentation mode = ctx_.augmentation;
+  // yc, xc = int(uniform(s/2, 3s/2)); YOLOv5: indices = [index] + choices(k=3), shuffled.
   const int yc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s));
   const int xc = static_cast<int>(rng->Uniform(s / 2.0, 1.5 * s));
   int64_t indices[4] = {index, 0, 0, 0};
-  for (int k = 1; k < 4; ++k) indices[k] = partners[rng->Below(partners.size())];
-  for (int k = 3; k > 0; --k) std::swap(indices[k], indices[rng->Below(k + 1)]);
+  if (tiles) {
+    std::copy(tiles->begin(), tiles->end(), indices + 1);
+  } else {
+    for (int k = 1; k < 4; ++k) indices[k] = partners[rng->Below(partners.size())];
+    for (int k = 3; k > 0; --k) std::swap(indices[k], indices[rng->Below(k + 1)]);
+  }
   if (!Read(indices, 4, error)) return false;
 
   // load_image's sizes follow from the records, so the placement and the warp
   // are known before decoding, and only the tiles the warp samples are decoded.
   std::array<cv::Size, 4> sizes;
-  for (int k = 0; k < 4; ++k) sizes[k] = LoadResizeSize(loaded_[k]->orig_w, loaded_[k]->orig_h, s);
+  for (int k = 0; k < 4; ++k) sizes[k] = LoadResizeSize(loaded_[k]->orig_w, loaded_[k]->orig_h, s, mode);
   const std::array<MosaicTile, 4> plan = PlanMosaic(sizes, s, xc, yc);
   boxes->clear();
   for (int k = 0; k < 4; ++k)
@@ -199,34 +205,40 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
     b.x2 = std::clamp(b.x2, 0.f, 2.f * s);
     b.y2 = std::clamp(b.y2, 0.f, 2.f * s);
   }
+  if (mode == Augmentation::kUltralytics8) RemoveZeroAreaBoxes(boxes);
   double scale = 1;
-  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), 2 * s, 2 * s, s, s, &scale);
+  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), 2 * s, 2 * s, s, s, &scale, mode);
   const std::array<cv::Rect, 4> regions = TileRegionsSampledByWarp(plan, s, m);
-  std::array<cv::Mat, 4> tiles;  // unsampled ones stay empty
+  std::array<cv::Mat, 4> images;  // unsampled ones stay empty
   for (int k = 0; k < 4; ++k) {
     if (regions[k].empty()) continue;
     if (!Decode(k, /*augment=*/true, ctx_.decode_less ? regions[k] : cv::Rect(), error)) return false;
-    tiles[k] = loaded_[k]->image;
+    images[k] = loaded_[k]->image;
   }
-  WarpMosaic(tiles, plan, s, m, out);
-  TransformBoxes(m, scale, s, s, boxes);
+  WarpMosaic(images, plan, s, m, out);
+  TransformBoxes(m, scale, s, s, boxes, mode);
   return true;
 }
 
-bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
+bool SampleBuilder::SingleImage(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
                                 std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error) {
   if (!Load(index, /*augment=*/true, error)) return false;
   const Loaded& l = *loaded_[0];
-  const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/true);
-  cv::Mat boxed = ImageView(&mix_buffer_, height, width);
-  ApplyLetterbox(l.image, lb, &boxed);
+  const Augmentation mode = ctx_.augmentation;
+  cv::Mat src = l.image;
+  LetterboxPlan lb;  // Ultralytics 8: none (ratio 1, no padding)
+  if (mode == Augmentation::kYolov5) {
+    lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/true);
+    src = ImageView(&mix_buffer_, height, width);
+    ApplyLetterbox(l.image, lb, &src);
+  }
   boxes->clear();
   AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes);
-  // random_perspective with border 0: same size in and out.
+  // random_perspective from the (letterboxed) image's centre into height x width.
   double scale = 1;
-  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), width, height, width, height, &scale);
-  WarpImage(boxed, m, out);
-  TransformBoxes(m, scale, width, height, boxes);
+  const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), src.cols, src.rows, width, height, &scale, mode);
+  WarpImage(src, m, out);
+  TransformBoxes(m, scale, width, height, boxes, mode);
   meta->image_id = l.image_id;
   meta->orig_width = l.orig_w;
   meta->orig_height = l.orig_h;
@@ -238,18 +250,21 @@ bool SampleBuilder::Letterboxed(SampleRandom* rng, int64_t index, int height, in
 }
 
 bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
-                                  uint8_t* dst, std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error) {
+                                  const SampleDraws* draws, uint8_t* dst, std::vector<NormBox>* targets,
+                                  ImageMeta* meta, SampleError* error) {
   const int s = ctx_.img_size;
   const Hyp& hyp = ctx_.hyp;
   cv::Mat img = ImageView(&work_buffer_, s, s);
   std::vector<PixelBox> boxes;
   *meta = ImageMeta();
   meta->dataset_index = index;
-  const bool mosaic = rng->Uniform() < hyp.mosaic;
+  // YOLOv5 draws mosaic and mixup here (mixup only after a mosaic, its second image a mosaic too);
+  // Ultralytics 8 planned both (mixup after either path, its image mosaicked or not).
+  const bool mosaic = draws ? draws->mosaic : rng->Uniform() < hyp.mosaic;
   if (mosaic) {
-    if (!Mosaic(rng, index, partners, &img, &boxes, error)) return false;
+    if (!Mosaic(rng, index, partners, draws ? &draws->partners : nullptr, &img, &boxes, error)) return false;
     meta->mosaic = true;
-    // The primary image's identity (the shuffle put it in some tile).
+    // The primary image's identity (YOLOv5's shuffle put it in some tile).
     for (const auto& l : loaded_) {
       if (l->index == index) {
         meta->image_id = l->image_id;
@@ -258,21 +273,29 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
         break;
       }
     }
-    if (rng->Uniform() < hyp.mixup) {
-      // mixup: a second mosaic from a random partner, blended with r ~ Beta(32, 32).
-      cv::Mat second = ImageView(&mix_buffer_, s, s);
-      const int64_t other = partners[rng->Below(partners.size())];
-      if (!Mosaic(rng, other, partners, &second, &mix_boxes_, error)) return false;
-      const double r = rng->BetaSymmetric(32);
-      // uint8(im * r + im2 * (1 - r)): truncation, as numpy's astype.
-      uint8_t* a = img.data;
-      const uint8_t* b = second.data;
-      for (size_t i = 0, n = img.total() * 3; i < n; ++i)
-        a[i] = static_cast<uint8_t>(a[i] * r + b[i] * (1 - r));
-      boxes.insert(boxes.end(), mix_boxes_.begin(), mix_boxes_.end());
-    }
   } else {
-    if (!Letterboxed(rng, index, s, s, &img, &boxes, meta, error)) return false;
+    if (!SingleImage(rng, index, s, s, &img, &boxes, meta, error)) return false;
+  }
+  const bool mixup = draws ? draws->mixup : mosaic && rng->Uniform() < hyp.mixup;
+  if (mixup) {
+    // A second sample, blended with r ~ Beta(32, 32).
+    cv::Mat second = ImageView(&mix_buffer_, s, s);
+    ImageMeta unused;
+    if (!draws) {
+      const int64_t other = partners[rng->Below(partners.size())];
+      if (!Mosaic(rng, other, partners, nullptr, &second, &mix_boxes_, error)) return false;
+    } else if (draws->mix_mosaic) {
+      if (!Mosaic(rng, draws->mix_index, partners, &draws->mix_partners, &second, &mix_boxes_, error)) return false;
+    } else {
+      if (!SingleImage(rng, draws->mix_index, s, s, &second, &mix_boxes_, &unused, error)) return false;
+    }
+    const double r = rng->BetaSymmetric(32);
+    // uint8(im * r + im2 * (1 - r)): truncation, as numpy's astype.
+    uint8_t* a = img.data;
+    const uint8_t* b = second.data;
+    for (size_t i = 0, n = img.total() * 3; i < n; ++i)
+      a[i] = static_cast<uint8_t>(a[i] * r + b[i] * (1 - r));
+    boxes.insert(boxes.end(), mix_boxes_.begin(), mix_boxes_.end());
   }
   Finish(rng, img, boxes, dst, targets);
   return true;
@@ -284,7 +307,7 @@ bool SampleBuilder::BuildRectTraining(SampleRandom* rng, int64_t index, int heig
   std::vector<PixelBox> boxes;
   *meta = ImageMeta();
   meta->dataset_index = index;
-  if (!Letterboxed(rng, index, height, width, &img, &boxes, meta, error)) return false;
+  if (!SingleImage(rng, index, height, width, &img, &boxes, meta, error)) return false;
   Finish(rng, img, boxes, dst, targets);
   return true;
 }
@@ -292,21 +315,26 @@ bool SampleBuilder::BuildRectTraining(SampleRandom* rng, int64_t index, int heig
 void SampleBuilder::Finish(SampleRandom* rng, const cv::Mat& img, const std::vector<PixelBox>& boxes, uint8_t* dst,
                            std::vector<NormBox>* targets) {
   const Hyp& hyp = ctx_.hyp;
-  *targets = ToNormalized(boxes, img.cols, img.rows);
-  // HSV, flips and the planes in one pass (WriteRgbPlanes with PlaneAugment), drawn in YOLOv5's order.
+  const bool u8 = ctx_.augmentation == Augmentation::kUltralytics8;
+  // HSV, flips and the planes in one pass (WriteRgbPlanes with PlaneAugment), drawn in YOLOv5's order
+  // (Ultralytics 8's is the same).
   PlaneAugment augment;
   HsvLuts luts;
   if (hyp.hsv_h != 0 || hyp.hsv_s != 0 || hyp.hsv_v != 0) {  // as YOLOv5: no colour round trip when off
-    luts = BuildHsvLuts(DrawHsvGains(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v));
+    luts = u8 ? BuildShiftedHueLuts(DrawHsv(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v))
+              : BuildHsvLuts(DrawHsvGains(rng, hyp.hsv_h, hyp.hsv_s, hyp.hsv_v));
     augment.hsv = &luts;
   }
-  if (rng->Uniform() < hyp.flipud) {
-    augment.flip_up_down = true;
-    for (NormBox& b : *targets) b.cy = 1 - b.cy;
-  }
-  if (rng->Uniform() < hyp.fliplr) {
-    augment.flip_left_right = true;
-    for (NormBox& b : *targets) b.cx = 1 - b.cx;
+  augment.flip_up_down = rng->Uniform() < hyp.flipud;
+  augment.flip_left_right = rng->Uniform() < hyp.fliplr;
+  if (u8) {
+    *targets = ToNormalizedAfterFlips(boxes, img.cols, img.rows, augment.flip_up_down, augment.flip_left_right);
+  } else {
+    *targets = ToNormalized(boxes, img.cols, img.rows);
+    for (NormBox& b : *targets) {
+      if (augment.flip_up_down) b.cy = 1 - b.cy;
+      if (augment.flip_left_right) b.cx = 1 - b.cx;
+    }
   }
   WriteRgbPlanes(img, augment, dst);
 }

@@ -15,10 +15,12 @@
 
 #include "ffr/reader.h"
 #include "ffyolo/batch.h"
+#include "ffyolo/augmentation.h"
 #include "ffyolo/boxes.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/label_index.h"
+#include "ffyolo/mosaic_buffer.h"
 #include "ffyolo/random.h"
 
 namespace ffyolo {
@@ -28,6 +30,7 @@ struct SampleContext {
   const ffr::Reader* reader = nullptr;
   std::string split;
   Hyp hyp;
+  Augmentation augmentation = Augmentation::kYolov5;
   int img_size = 640;
   bool decode_less = true;
   // Images come out as viewed, their records' EXIF orientations applied (Dataset::ExifApplied).
@@ -57,10 +60,13 @@ class SampleBuilder {
 
   // A training sample (mosaic with probability hyp.mosaic, else letterbox +
   // random_perspective; then mixup, HSV, flips) of img_size x img_size.
-  // `partners` are the indices mosaic and mixup draw from. Writes RGB planes
-  // into dst (3 * s * s bytes).
-  bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, uint8_t* dst,
-                     std::vector<NormBox>* targets, ImageMeta* meta, SampleError* error);
+  // YOLOv5: `partners` are the indices mosaic and mixup draw from.
+  // Ultralytics 8: `draws` names the images instead (mosaic_buffer.h), and a
+  // sample without mosaic is warped straight from load_image's output.
+  // Writes RGB planes into dst (3 * s * s bytes).
+  bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
+                     const SampleDraws* draws, uint8_t* dst, std::vector<NormBox>* targets, ImageMeta* meta,
+                     SampleError* error);
 
   // A rect training sample (YOLOv5's rect=True with augment: mosaic and mixup
   // off): letterboxed (scaleup on) into its batch's height x width, then
@@ -87,10 +93,14 @@ class SampleBuilder {
   bool Decode(int k, bool augment, const cv::Rect& needed, SampleError* error);
   // Read and Decode of one image into Loaded 0.
   bool Load(int64_t index, bool augment, SampleError* error);
-  bool Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners, cv::Mat* out,
-              std::vector<PixelBox>* boxes, SampleError* error);
-  // The non-mosaic training path into height x width: letterbox, random_perspective (border 0).
-  bool Letterboxed(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
+  // The mosaic of `index` and three more: YOLOv5 draws them from `partners`
+  // and shuffles the four; Ultralytics 8 passes `tiles` (its image in tile 0).
+  bool Mosaic(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
+              const std::array<int64_t, 3>* tiles, cv::Mat* out, std::vector<PixelBox>* boxes, SampleError* error);
+  // The non-mosaic training path into height x width: YOLOv5 letterboxes and
+  // then applies random_perspective (border 0); Ultralytics 8's
+  // RandomPerspective warps load_image's output, centred, straight into it.
+  bool SingleImage(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
                    std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error);
   // The end of every training sample: boxes normalized, HSV and flips drawn, RGB planes into dst.
   void Finish(SampleRandom* rng, const cv::Mat& img, const std::vector<PixelBox>& boxes, uint8_t* dst,

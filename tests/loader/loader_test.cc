@@ -732,3 +732,62 @@ TEST(BatchGridTest, ShowWritesAGridOfTheFirstBatch) {
 
 }  // namespace
 }  // namespace ffyolo
+
+namespace ffyolo {
+namespace {
+
+LoaderOptions Ultralytics8Options(int workers) {
+  LoaderOptions o = TrainOptions(workers);
+  o.augmentation = Augmentation::kUltralytics8;
+  o.ultralytics_workers = 2;
+  return o;
+}
+
+TEST(LoaderUltralytics8Test, DeterministicResumableAndNotYolov5s) {
+  auto one = OpenLoader(Ultralytics8Options(1));
+  auto three = OpenLoader(Ultralytics8Options(3));
+  const auto e1 = Drain(one.get(), 1);
+  ASSERT_EQ(e1.size(), 6u);
+  ExpectSame(e1, Drain(three.get(), 1));
+  ExpectSame(std::vector<Snapshot>(e1.begin() + 2, e1.end()), Drain(three.get(), 1, 2));  // resume: same plan
+  size_t targets = 0;
+  for (const Snapshot& s : e1) {
+    EXPECT_EQ(s.height, 128);
+    for (size_t t = 0; t < s.targets.size(); t += 6)
+      for (int c = 2; c < 6; ++c) EXPECT_TRUE(s.targets[t + c] >= 0.f && s.targets[t + c] <= 1.f);
+    targets += s.targets.size() / 6;
+  }
+  EXPECT_GT(targets, 48u);
+  auto v5 = OpenLoader(TrainOptions(2));
+  EXPECT_FALSE(Drain(v5.get(), 1)[0].images == e1[0].images);
+}
+
+TEST(LoaderUltralytics8Test, ValidationAndRectTrainingRun) {
+  LoaderOptions val = Ultralytics8Options(2);
+  val.training = false;
+  auto loader = OpenLoader(val);
+  const auto batches = Drain(loader.get(), 0);
+  EXPECT_EQ(batches.size(), 2u);  // 16 / 8
+  LoaderOptions rect = Ultralytics8Options(2);
+  rect.rect = true;
+  rect.rect_pad = 0;
+  auto rect_loader = OpenLoader(rect);
+  EXPECT_EQ(Drain(rect_loader.get(), 0).size(), 6u);
+}
+
+TEST(LoaderUltralytics8Test, RefusesThePixelCacheAndZeroWorkers) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  std::unique_ptr<Loader> loader;
+  LoaderOptions o = Ultralytics8Options(1);
+  o.pixel_cache = true;
+  Status s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("pixel cache"), std::string::npos) << s.ToString();
+  o = Ultralytics8Options(1);
+  o.ultralytics_workers = 0;
+  EXPECT_TRUE(Loader::Open(*d, o, &loader).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace ffyolo

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ffr/reader.h"
+#include "ffyolo/augmentation.h"
 #include "ffyolo/batch.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/hyp.h"
@@ -39,6 +40,13 @@ struct LoaderOptions {
   bool single_cls = false;  // every target of class 0 (--single-cls)
   int stride = 32;
   Hyp hyp;
+  // Whose augmentation: YOLOv5 v7.0's, or Ultralytics 8's (docs/loader.md,
+  // "Ultralytics 8's augmentation": mosaic tiles from a buffer of recently
+  // loaded images, MixUp after any sample, hue shifted, load_image rounding
+  // up, ...). Ultralytics 8's DataLoader workers each keep their own buffer:
+  // `ultralytics_workers` is their number (its `workers`, 8 by default).
+  Augmentation augmentation = Augmentation::kYolov5;
+  int ultralytics_workers = 8;
   // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
   // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare).
   int rank = 0, world_size = 1;
