@@ -53,10 +53,20 @@ void RemoveZeroAreaBoxes(std::vector<PixelBox>* boxes) {
 }
 
 void AppendPixelBoxes(const std::vector<Box>& boxes, double w, double h, double padw, double padh,
-                      std::vector<PixelBox>* out) {
+                      std::vector<PixelBox>* out, Augmentation mode) {
   for (const Box& b : boxes) {
     PixelBox p;
     p.cls = b.class_index;
+    if (mode == Augmentation::kUltralytics8) {
+      const float fw = static_cast<float>(w), fh = static_cast<float>(h);
+      const float pw = static_cast<float>(padw), ph = static_cast<float>(padh);
+      p.x1 = (b.cx - b.w / 2) * fw + pw;
+      p.y1 = (b.cy - b.h / 2) * fh + ph;
+      p.x2 = (b.cx + b.w / 2) * fw + pw;
+      p.y2 = (b.cy + b.h / 2) * fh + ph;
+      out->push_back(p);
+      continue;
+    }
     p.x1 = static_cast<float>(w * (b.cx - b.w / 2) + padw);
     p.y1 = static_cast<float>(h * (b.cy - b.h / 2) + padh);
     p.x2 = static_cast<float>(w * (b.cx + b.w / 2) + padw);

@@ -198,7 +198,8 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   const std::array<MosaicTile, 4> plan = PlanMosaic(sizes, s, xc, yc);
   boxes->clear();
   for (int k = 0; k < 4; ++k)
-    AppendPixelBoxes(loaded_[k]->boxes, sizes[k].width, sizes[k].height, plan[k].padw(), plan[k].padh(), boxes);
+    AppendPixelBoxes(loaded_[k]->boxes, sizes[k].width, sizes[k].height, plan[k].padw(), plan[k].padh(), boxes,
+                     mode);
   for (PixelBox& b : *boxes) {  // np.clip(x, 0, 2 * s)
     b.x1 = std::clamp(b.x1, 0.f, 2.f * s);
     b.y1 = std::clamp(b.y1, 0.f, 2.f * s);
@@ -233,7 +234,7 @@ bool SampleBuilder::SingleImage(SampleRandom* rng, int64_t index, int height, in
     ApplyLetterbox(l.image, lb, &src);
   }
   boxes->clear();
-  AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes);
+  AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, boxes, mode);
   // random_perspective from the (letterboxed) image's centre into height x width.
   double scale = 1;
   const cv::Matx33d m = DrawPerspective(rng, PerspectiveOf(ctx_.hyp), src.cols, src.rows, width, height, &scale, mode);
@@ -345,8 +346,23 @@ bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_
   const Loaded& l = *loaded_[0];
   const LetterboxPlan lb = PlanLetterbox(l.image.cols, l.image.rows, width, height, /*scaleup=*/false);
   std::vector<PixelBox> boxes;
-  AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, &boxes);
-  *targets = ToNormalized(boxes, width, height);
+  const bool u8 = ctx_.augmentation == Augmentation::kUltralytics8;
+  if (u8) {
+    // LetterBox._update_labels: denormalize, scale by r, add_padding(left, top) (the rounded padding, where
+    // YOLOv5 shifts by the half padding dw, dh), each step in float32; then Format's targets.
+    AppendPixelBoxes(l.boxes, l.image.cols, l.image.rows, 0, 0, &boxes, ctx_.augmentation);
+    const float r = static_cast<float>(lb.ratio), left = static_cast<float>(lb.left), top = static_cast<float>(lb.top);
+    for (PixelBox& b : boxes) {
+      b.x1 = b.x1 * r + left;
+      b.y1 = b.y1 * r + top;
+      b.x2 = b.x2 * r + left;
+      b.y2 = b.y2 * r + top;
+    }
+    *targets = ToNormalizedAfterFlips(boxes, width, height, false, false);
+  } else {
+    AppendPixelBoxes(l.boxes, lb.ratio * l.image.cols, lb.ratio * l.image.rows, lb.dw, lb.dh, &boxes);
+    *targets = ToNormalized(boxes, width, height);
+  }
   *meta = ImageMeta();
   meta->dataset_index = index;
   meta->image_id = l.image_id;
@@ -354,8 +370,8 @@ bool SampleBuilder::BuildValidation(int64_t index, int height, int width, uint8_
   meta->orig_height = l.orig_h;
   meta->ratio_w = lb.ratio * l.image.cols / l.orig_w;
   meta->ratio_h = lb.ratio * l.image.rows / l.orig_h;
-  meta->pad_w = lb.dw;
-  meta->pad_h = lb.dh;
+  meta->pad_w = u8 ? lb.left : lb.dw;  // Ultralytics 8's ratio_pad holds (left, top)
+  meta->pad_h = u8 ? lb.top : lb.dh;
   WriteLetterboxedPlanes(l.image, lb, dst);
   return true;
 }

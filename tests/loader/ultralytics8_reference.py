@@ -18,29 +18,86 @@ import numpy as np
 
 
 class Feed:
-    """Replaces random.uniform(0, 1), random.choices and random.randint with draws from a queue of uniforms;
-    other uniform(a, b) calls (the mosaic centre, the warp) take `other`, or the queue when `all_uniforms`."""
+    """Replaces random.uniform(0, 1) (the p checks), random.choices and random.randint with draws from `queue`.
+    The other draws (the mosaic centre, the warp, flips, HSV gains, MixUp's Beta) take `geometry` when it is set
+    (in the order ffyolo's SampleBuilder draws them), else the middle of their range; with `all_uniforms` every
+    uniform(a, b) takes `queue`."""
 
     def __init__(self, all_uniforms=False):
-        self.queue, self.all_uniforms = [], all_uniforms
-        self.saved = random.uniform, random.choices, random.randint
+        self.queue, self.geometry, self.all_uniforms = [], None, all_uniforms
+        self.saved = random.uniform, random.choices, random.randint, random.random, np.random.uniform, np.random.beta
 
     def next(self):
         return self.queue.pop(0)
+
+    def other(self, a, b):
+        return a + (b - a) * self.geometry.pop(0) if self.geometry is not None else (a + b) / 2
 
     def __enter__(self):
         def uniform(a, b):
             if self.all_uniforms or (a, b) == (0, 1):
                 return a + (b - a) * self.next()
-            return (a + b) / 2
+            return self.other(a, b)
 
         random.uniform = uniform
         random.choices = lambda population, k=1: [population[math.floor(self.next() * len(population))] for _ in range(k)]
         random.randint = lambda a, b: a + math.floor(self.next() * (b - a + 1))
+        random.random = lambda: self.other(0.0, 1.0)
+        np.random.uniform = lambda low, high, size: np.array([self.other(low, high) for _ in range(size)])
+        # SampleRandom::BetaSymmetric: the a-th smallest of 2a - 1 uniforms.
+        np.random.beta = lambda a, b: sorted(self.other(0.0, 1.0) for _ in range(2 * int(a) - 1))[int(a) - 1]
         return self
 
     def __exit__(self, *exc):
-        random.uniform, random.choices, random.randint = self.saved
+        random.uniform, random.choices, random.randint, random.random, np.random.uniform, np.random.beta = self.saved
+
+
+def write(cfg, tmp):
+    """A YOLO-txt dataset: noisy PNGs of the given sizes, the given boxes, one split `train`."""
+    root = Path(cfg["root"])
+    for sub in ("images/train", "labels/train"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(cfg["seed"])
+    for i, ((w, h), boxes) in enumerate(zip(cfg["sizes"], cfg["boxes"])):
+        ramp = np.linspace(0, 255, w)[None, :, None] * np.array([1.0, 0.5, 0.2])
+        im = np.clip(ramp + rng.integers(-40, 40, (h, w, 3)), 0, 255).astype(np.uint8)
+        cv2.imwrite(str(root / "images/train" / f"{i:04d}.png"), im)
+        (root / "labels/train" / f"{i:04d}.txt").write_text("".join(f"{c} {x} {y} {bw} {bh}\n" for c, x, y, bw, bh in boxes))
+    (root / "data.yaml").write_text("names:\n  0: a\n  1: b\n  2: c\n")
+    return {}
+
+
+def samples(cfg, tmp):
+    """Whole samples of YOLODataset (v8_transforms and Format; with `validation`, the rect dataset's LetterBox):
+    RGB planes and targets: by position, or for `validation` by image (its file's number, which is its index
+    in the pack)."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.data.dataset import YOLODataset
+
+    hyp = get_cfg(overrides={**cfg["hyp"], "imgsz": cfg["imgsz"]})
+    validation = cfg.get("validation", False)
+    dataset = YOLODataset(img_path=str(Path(cfg["root"]) / "images/train"), imgsz=cfg["imgsz"], augment=not validation,
+                          rect=validation, pad=0.5 if validation else 0.0, hyp=hyp, batch_size=cfg["batch"],
+                          data={"names": {0: "a", 1: "b", 2: "c"}, "channels": 3}, task="detect")
+
+    def sample(i):
+        labels = dataset[i]
+        return {"image": labels["img"].numpy().ravel().tolist(), "shape": list(labels["img"].shape),
+                "cls": labels["cls"].numpy().ravel().tolist(),
+                "bboxes": labels["bboxes"].numpy().astype(np.float64).ravel().tolist(),
+                "ratio_pad": labels.get("ratio_pad")}
+
+    if validation:
+        return {str(int(Path(dataset.im_files[i]).stem)): sample(i) for i in range(len(dataset))}
+    by_stem = {int(Path(f).stem): i for i, f in enumerate(dataset.im_files)}
+    out = {}
+    with Feed() as feed:
+        for epoch in cfg["epochs"]:  # the earlier ones only fill the buffer
+            out = {}
+            for p, stem in enumerate(epoch["positions"]):
+                feed.queue, feed.geometry = list(epoch["uniforms"][p]), epoch["geometry"][p] if epoch["geometry"] else None
+                out[str(p)] = sample(by_stem[stem])
+    return out
 
 
 def draws(cfg, tmp):

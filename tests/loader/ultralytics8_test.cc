@@ -8,6 +8,9 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffyolo/boxes.h"
+#include "ffyolo/dataset.h"
+#include "ffyolo/loader.h"
+#include "ffyolo/pack.h"
 #include "ffyolo/hsv.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/mosaic_buffer.h"
@@ -21,9 +24,10 @@ namespace {
 using nlohmann::json;
 
 // Runs ultralytics8_reference.py MODE on `in`; its output, or null after a failure.
-json RunReference(const std::string& python, const std::string& mode, const json& in) {
-  testing::ScratchDir dir("u8_" + mode);
-  const std::string in_path = dir / "in.json", out_path = dir / "out.json", log = dir / "log";
+// Runs ultralytics8_reference.py MODE on `in` in `dir`; its output, or null after a failure.
+json RunReferenceIn(const testing::ScratchDir& dir, const std::string& python, const std::string& mode,
+                    const json& in) {
+  const std::string in_path = dir / (mode + ".json"), out_path = dir / (mode + ".out.json"), log = dir / "log";
   if (!testing::WriteStringToFile(in_path, in.dump())) return json();
   const std::string command = python + " " + testing::SourcePath("tests/loader/ultralytics8_reference.py") + " " +
                               mode + " " + in_path + " " + out_path + " > " + log + " 2>&1";
@@ -32,6 +36,12 @@ json RunReference(const std::string& python, const std::string& mode, const json
     return json();
   }
   return json::parse(testing::ReadFileToString(out_path));
+}
+
+// Runs ultralytics8_reference.py MODE on `in` in a scratch folder; its output, or null after a failure.
+json RunReference(const std::string& python, const std::string& mode, const json& in) {
+  testing::ScratchDir dir("u8_" + mode);
+  return RunReferenceIn(dir, python, mode, in);
 }
 
 // The first `n` uniforms of a SampleRandom with `key`.
@@ -294,6 +304,161 @@ TEST(Ultralytics8ReferenceTest, TargetsAreFormatsAfterRandomFlip) {
       EXPECT_EQ(t[k].w, static_cast<float>(r[4 * k + 2])) << "case " << i << " box " << k;
       EXPECT_EQ(t[k].h, static_cast<float>(r[4 * k + 3])) << "case " << i << " box " << k;
     }
+  }
+}
+
+// Writes (through the reference, with OpenCV) a YOLO-txt dataset of `n` noisy PNGs of random sizes, 1 to 4
+// boxes each, files 0000.png on, into dir/src, and packs it: PNGs decode exactly as OpenCV reads them, and the
+// pack's sample i is file i.
+std::unique_ptr<Dataset> MakePngDataset(const std::string& python, const testing::ScratchDir& dir, int n) {
+  SampleRandom pick({61});
+  std::vector<std::vector<int>> sizes;
+  json boxes = json::array();
+  const auto round4 = [](double v) { return std::round(v * 1e4) / 1e4; };
+  for (int i = 0; i < n; ++i) {
+    sizes.push_back({40 + static_cast<int>(pick.Below(160)), 40 + static_cast<int>(pick.Below(160))});
+    json image = json::array();
+    for (uint64_t k = 0, m = 1 + pick.Below(4); k < m; ++k) {
+      const double w = 0.05 + 0.4 * pick.Uniform(), h = 0.05 + 0.4 * pick.Uniform();
+      image.push_back({pick.Below(3), round4(w / 2 + (1 - w) * pick.Uniform()),
+                       round4(h / 2 + (1 - h) * pick.Uniform()), round4(w), round4(h)});
+    }
+    boxes.push_back(image);
+  }
+  if (RunReferenceIn(dir, python, "write", {{"root", dir / "src"}, {"seed", 3}, {"sizes", sizes}, {"boxes", boxes}})
+          .is_null())
+    return nullptr;
+  PackOptions po;
+  po.source = dir / "src";
+  po.output = dir / "data.ffr";
+  po.threads = 2;
+  PackSummary ps;
+  const Status st = Pack(po, &ps);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::unique_ptr<Dataset> dataset;
+  EXPECT_TRUE(st.ok() && Dataset::Open(po.output, &dataset).ok());
+  return dataset;
+}
+
+// One epoch of a loader, sample by sample.
+struct Samples {
+  std::vector<int64_t> indices;
+  std::vector<std::string> images;           // RGB planes
+  std::vector<std::vector<float>> targets;   // class, cx, cy, w, h per box
+  std::vector<ImageMeta> meta;
+};
+Samples DrainSamples(const Dataset& dataset, const LoaderOptions& o, int64_t epoch) {
+  Samples out;
+  std::unique_ptr<Loader> loader;
+  const Status st = Loader::Open(dataset, o, &loader);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (!st.ok() || !loader->Start(epoch).ok()) return out;
+  const Batch* b = nullptr;
+  while (loader->Next(&b).ok() && b) {
+    const size_t plane = 3 * static_cast<size_t>(b->height) * b->width;
+    for (int k = 0; k < b->size; ++k) {
+      out.indices.push_back(b->meta[k].dataset_index);
+      out.meta.push_back(b->meta[k]);
+      out.images.emplace_back(reinterpret_cast<const char*>(b->images) + k * plane, plane);
+      out.targets.emplace_back();
+      for (size_t t = 0; t < b->targets.size(); t += 6)
+        if (b->targets[t] == k)
+          out.targets.back().insert(out.targets.back().end(), b->targets.begin() + t + 1, b->targets.begin() + t + 6);
+    }
+    loader->Release(b);
+  }
+  return out;
+}
+
+// Sample k of `s` against the reference's `ref` (its Format output), bit for bit.
+void ExpectSample(const Samples& s, size_t k, const json& ref, const std::string& what) {
+  const auto pixels = ref["image"].get<std::vector<int>>();
+  ASSERT_EQ(pixels.size(), s.images[k].size()) << what;
+  size_t differ = 0;
+  for (size_t i = 0; i < pixels.size(); ++i) differ += static_cast<uint8_t>(s.images[k][i]) != pixels[i];
+  EXPECT_EQ(differ, 0u) << what << ": pixels differ";
+  const auto cls = ref["cls"].get<std::vector<double>>();
+  const auto xywh = ref["bboxes"].get<std::vector<double>>();
+  ASSERT_EQ(s.targets[k].size(), 5 * cls.size()) << what;
+  for (size_t b = 0; b < cls.size(); ++b) {
+    EXPECT_EQ(s.targets[k][5 * b], static_cast<float>(cls[b])) << what << " box " << b;
+    for (int c = 0; c < 4; ++c)
+      EXPECT_EQ(s.targets[k][5 * b + 1 + c], static_cast<float>(xywh[4 * b + c])) << what << " box " << b;
+  }
+}
+
+TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  // The loader's samples against YOLODataset's through v8_transforms and Format, every draw fed from the
+  // loader's own keys: tiles and MixUp from the plan's, the rest from the sample's in SampleBuilder's order.
+  testing::ScratchDir dir("u8_samples");
+  const int n = 24;
+  const std::unique_ptr<Dataset> dataset = MakePngDataset(python, dir, n);
+  ASSERT_TRUE(dataset);
+  LoaderOptions o;
+  o.img_size = 96;
+  o.batch_size = 4;
+  o.seed = 9;
+  o.workers = 2;
+  o.augmentation = Augmentation::kUltralytics8;
+  o.ultralytics_workers = 1;
+  for (int config = 0; config < 2; ++config) {
+    // Epoch 0 from empty buffers; epoch 1 with buffers the first filled, and a perspective warp.
+    const int64_t epoch = config;
+    o.hyp.mosaic = config == 0 ? 0.7 : 0.5;
+    o.hyp.mixup = config == 0 ? 0.5 : 0.3;
+    o.hyp.degrees = config == 0 ? 10 : 5;
+    o.hyp.shear = 2;
+    o.hyp.perspective = config == 0 ? 0 : 0.0005;
+    o.hyp.flipud = 0.5;
+    json epochs = json::array();
+    Samples samples;
+    for (int64_t e = 0; e <= epoch; ++e) {
+      samples = DrainSamples(*dataset, o, e);
+      ASSERT_EQ(samples.indices.size(), static_cast<size_t>(n));
+      json uniforms = json::array(), geometry = json::array();
+      for (uint64_t p = 0; p < samples.indices.size(); ++p) {
+        uniforms.push_back(Uniforms({o.seed, static_cast<uint64_t>(e), 0, p, kSampleDrawsStream}, 24));
+        geometry.push_back(Uniforms({o.seed, static_cast<uint64_t>(e), 0, p, 0}, 200));  // its first attempt's
+      }
+      epochs.push_back({{"positions", samples.indices}, {"uniforms", uniforms},
+                        {"geometry", e == epoch ? geometry : json()}});
+    }
+    const json hyp = {{"mosaic", o.hyp.mosaic}, {"mixup", o.hyp.mixup}, {"degrees", o.hyp.degrees},
+                      {"shear", o.hyp.shear}, {"perspective", o.hyp.perspective}, {"flipud", o.hyp.flipud}};
+    const json ref = RunReferenceIn(dir, python, "samples",
+                                    {{"root", dir / "src"}, {"imgsz", o.img_size}, {"batch", o.batch_size},
+                                     {"hyp", hyp}, {"epochs", epochs}});
+    ASSERT_FALSE(ref.is_null());
+    ASSERT_EQ(ref.size(), samples.indices.size());
+    for (size_t p = 0; p < samples.indices.size(); ++p)
+      ExpectSample(samples, p, ref[std::to_string(p)],
+                   "epoch " + std::to_string(epoch) + " position " + std::to_string(p));
+  }
+}
+
+TEST(Ultralytics8ReferenceTest, ValidationSamplesAreTheRectYoloDatasets) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  testing::ScratchDir dir("u8_val");
+  const int n = 24;
+  const std::unique_ptr<Dataset> dataset = MakePngDataset(python, dir, n);
+  ASSERT_TRUE(dataset);
+  LoaderOptions o;
+  o.training = false;
+  o.img_size = 96;
+  o.batch_size = 4;
+  o.augmentation = Augmentation::kUltralytics8;
+  const Samples samples = DrainSamples(*dataset, o, 0);
+  ASSERT_EQ(samples.indices.size(), static_cast<size_t>(n));
+  const json ref = RunReferenceIn(dir, python, "samples",
+                                  {{"root", dir / "src"}, {"imgsz", o.img_size}, {"batch", o.batch_size},
+                                   {"hyp", json::object()}, {"validation", true}});
+  ASSERT_FALSE(ref.is_null());
+  for (size_t k = 0; k < samples.indices.size(); ++k) {
+    const json& r = ref[std::to_string(samples.indices[k])];
+    ExpectSample(samples, k, r, "image " + std::to_string(samples.indices[k]));
+    EXPECT_EQ(samples.meta[k].pad_w, r["ratio_pad"][1][0].get<double>());
+    EXPECT_EQ(samples.meta[k].pad_h, r["ratio_pad"][1][1].get<double>());
   }
 }
 

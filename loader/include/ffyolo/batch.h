@@ -25,7 +25,8 @@ struct ImageMeta {
   int64_t dataset_index = -1;
   int64_t image_id = 0;
   int orig_width = 0, orig_height = 0;
-  // Letterboxed images: the resize ratio (width, height) and the half padding;
+  // Letterboxed images: the resize ratio (width, height) and the half padding
+  // (Ultralytics 8's augmentation: the left and top padding, its ratio_pad's);
   // mosaic samples have no such mapping (mosaic = true).
   double ratio_w = 1, ratio_h = 1, pad_w = 0, pad_h = 0;
   bool mosaic = false;

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "ffyolo/augmentation.h"
 #include "ffyolo/record.h"
 
 namespace ffyolo {
@@ -33,8 +34,10 @@ std::vector<NormBox> ToNormalizedAfterFlips(const std::vector<PixelBox>& boxes, 
 void RemoveZeroAreaBoxes(std::vector<PixelBox>* boxes);
 
 // xywhn2xyxy: appends `boxes` (normalized to their image) as pixel corners of
-// a w x h image shifted by (padw, padh).
+// a w x h image shifted by (padw, padh). YOLOv5: w * (cx - bw / 2) + padw
+// rounded to float once; Ultralytics 8 (xywh2xyxy, denormalize, add_padding)
+// rounds each of the three steps to float32.
 void AppendPixelBoxes(const std::vector<Box>& boxes, double w, double h, double padw, double padh,
-                      std::vector<PixelBox>* out);
+                      std::vector<PixelBox>* out, Augmentation mode = Augmentation::kYolov5);
 
 }  // namespace ffyolo
