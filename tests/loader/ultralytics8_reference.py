@@ -68,7 +68,8 @@ def write(cfg, tmp):
 
 
 def samples(cfg, tmp):
-    """Whole samples of YOLODataset (v8_transforms and Format; with `validation`, the rect dataset's LetterBox):
+    """Whole samples of YOLODataset (v8_transforms and Format; with `rect`, rect training's; with `validation`, the
+    rect dataset's LetterBox):
     RGB planes and targets: by position, or for `validation` by image (its file's number, which is its index
     in the pack)."""
     from ultralytics.cfg import get_cfg
@@ -77,7 +78,8 @@ def samples(cfg, tmp):
     hyp = get_cfg(overrides={**cfg["hyp"], "imgsz": cfg["imgsz"]})
     validation = cfg.get("validation", False)
     dataset = YOLODataset(img_path=str(Path(cfg["root"]) / "images/train"), imgsz=cfg["imgsz"], augment=not validation,
-                          rect=validation, pad=0.5 if validation else 0.0, hyp=hyp, batch_size=cfg["batch"],
+                          rect=validation or cfg.get("rect", False), pad=0.5 if validation else 0.0, hyp=hyp,
+                          batch_size=cfg["batch"],
                           data={"names": {0: "a", 1: "b", 2: "c"}, "channels": 3}, task="detect")
 
     def sample(i):

@@ -402,9 +402,12 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
   o.workers = 2;
   o.augmentation = Augmentation::kUltralytics8;
   o.ultralytics_workers = 1;
-  for (int config = 0; config < 2; ++config) {
-    // Epoch 0 from empty buffers; epoch 1 with buffers the first filled, and a perspective warp.
-    const int64_t epoch = config;
+  for (int config = 0; config < 3; ++config) {
+    // Epoch 0 from empty buffers; epoch 1 with buffers the first filled, and a perspective warp; rect training
+    // (mosaic and MixUp off, the warp straight into each batch's shape).
+    const int64_t epoch = config == 1;
+    o.rect = config == 2;
+    o.rect_pad = 0;
     o.hyp.mosaic = config == 0 ? 0.7 : 0.5;
     o.hyp.mixup = config == 0 ? 0.5 : 0.3;
     o.hyp.degrees = config == 0 ? 10 : 5;
@@ -428,12 +431,12 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
                       {"shear", o.hyp.shear}, {"perspective", o.hyp.perspective}, {"flipud", o.hyp.flipud}};
     const json ref = RunReferenceIn(dir, python, "samples",
                                     {{"root", dir / "src"}, {"imgsz", o.img_size}, {"batch", o.batch_size},
-                                     {"hyp", hyp}, {"epochs", epochs}});
+                                     {"hyp", hyp}, {"epochs", epochs}, {"rect", o.rect}});
     ASSERT_FALSE(ref.is_null());
     ASSERT_EQ(ref.size(), samples.indices.size());
     for (size_t p = 0; p < samples.indices.size(); ++p)
       ExpectSample(samples, p, ref[std::to_string(p)],
-                   "epoch " + std::to_string(epoch) + " position " + std::to_string(p));
+                   "config " + std::to_string(config) + " position " + std::to_string(p));
   }
 }
 
