@@ -63,7 +63,7 @@ int Main(int argc, char** argv) {
   const std::string dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
   if (ffr::Status s = ffyolo::CheckRunApartFromDataset(dir, o.data); !s.ok()) return Fail(s);
   for (const char* output : {"predictions.json", "stats.json"})
-    if (!predictions.empty() && ffyolo::ResolvedPath(predictions) == ffyolo::ResolvedPath(dir + "/" + output))
+    if (!predictions.empty() && ffyolo::PlaceWithin(dir + "/" + output, predictions))
       return Fail(ffr::Status::InvalidArgument("--predictions " + predictions + " is the " + output + " this run " +
                                                "writes; choose another --project/--name"));
   std::unique_ptr<ffr::FileLock> run_lock;

@@ -171,7 +171,7 @@ Status BenchSmallFileBaseline(const Dataset& dataset, const LoaderBenchOptions& 
   const std::string parent = o.workdir.empty() ? (ec ? fs::path("/tmp") : temp).string() : o.workdir;
   if (!fs::is_directory(parent, ec))
     return Status::IOError(parent + ": cannot hold the baseline's files: not an existing directory");
-  if (PathWithin(ResolvedPath(parent), ResolvedPath(dataset.path())))
+  if (PlaceWithin(parent, dataset.path()))
     return Status::InvalidArgument(parent + ": cannot hold the baseline's files: it lies inside the dataset " +
                                    dataset.path());
   const std::string dir = parent + "/yolo-bench-files." + std::to_string(::getpid());

@@ -175,11 +175,10 @@ uint64_t ShardSetBytes(const std::vector<uint64_t>& records, const std::vector<s
 // The output must be the dataset's cache folder or lie outside the dataset, so
 // that removing what a cache build leaves behind can never touch the dataset.
 Status CheckPlace(const Dataset& dataset, const std::string& dir) {
-  const std::string out = ResolvedPath(dir), data = ResolvedPath(dataset.path());
-  if (PathWithin(data, out))
+  if (PlaceWithin(dataset.path(), dir))
     return Status::InvalidArgument(dir + ": the pixel cache cannot be the dataset " + dataset.path() +
                                    " or a folder that holds it");
-  if (PathWithin(out, data) && !PathWithin(out, data + "/cache"))
+  if (PlaceWithin(dir, dataset.path()) && !PlaceWithin(dir, dataset.path() + "/cache"))
     return Status::InvalidArgument(dir + ": a pixel cache inside the dataset " + dataset.path() +
                                    " belongs under its cache/ folder");
   return Status::OK();

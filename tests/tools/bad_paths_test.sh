@@ -22,11 +22,12 @@ has() {
   return 1
 }
 
-# run TOOL ARGS...: sets $status, $out and $err.
+# run TOOL ARGS...: sets $status, $out and $err. The tool runs under ${wrap[@]} when set.
+wrap=()
 run() {
   local tool=$1
   shift
-  "$bin/$tool" "$@" >"$work/stdout" 2>"$work/stderr"
+  "${wrap[@]}" "$bin/$tool" "$@" >"$work/stdout" 2>"$work/stderr"
   status=$?
   out=$(cat "$work/stdout")
   err=$(cat "$work/stderr")
@@ -261,6 +262,39 @@ expect_error "would replace" yolo-detect --weights /nope.pt --source "$images" -
   --name train2017 --exist-ok
 expect_error "$file" yolo-detect --weights "$file" --source "$images" --device cpu --project "$work/runs"
 expect_usage_error --batch yolo-detect --weights /nope.pt --source "$images" --batch-size 0
+
+# One folder under two names, by a bind mount (in a mount namespace of the tool's own, gone with it):
+# `show -o ALIAS/dataset.yaml --force` wrote a JPEG over the manifest, exit 0, and `yolo-detect --project
+# D/ALIAS` replaced the source photos in D, where a symlink, `..` or /proc/self/cwd were refused.
+namespace=()
+for try in "unshare -m" "unshare -rm"; do
+  # shellcheck disable=SC2086
+  if $try sh -c 'mount --bind "$1" "$2"' probe "$work" "$work" 2>/dev/null; then read -ra namespace <<<"$try"; break; fi
+done
+if [ ${#namespace[@]} -eq 0 ]; then
+  echo "skip: bind mounts: neither unshare -m nor unshare -rm may mount here"
+else
+  # bound FOLDER ALIAS: the tools run next see FOLDER under a second name, ALIAS.
+  bound() { wrap=("${namespace[@]}" sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' bound "$1" "$2"); }
+  mkdir -p "$work/alias" "$work/d/alias" "$work/d/photos"
+  bound "$ffr" "$work/alias"
+  expect_error "lies inside the dataset" yolo-ffr show "$ffr" -o "$work/alias/dataset.yaml" --force
+  grep -qF "under another name" <<<"$err" || fail "yolo-ffr show -o ALIAS/dataset.yaml: the refusal does not say why"
+  cmp -s "$ffr/dataset.yaml" "$work/manifest.before" || fail "yolo-ffr show -o ALIAS/dataset.yaml changed the manifest"
+  expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$work/alias/train2017"
+  bound "$ffr/train2017" "$work/alias"  # a name that goes through none of the dataset's
+  expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$work/alias"
+  bound "$src" "$work/alias"
+  expect_error "is the source" yolo-pack "$src" -o "$work/alias" --force
+  [ -f "$src/annotations/instances_train2017.json" ] || fail "yolo-pack -o ALIAS-OF-SRC --force: the source is gone"
+  cp "$src"/images/train2017/*.jpg "$work/d/photos/"
+  md5sum "$work/d/photos"/* >"$work/photos.md5"
+  bound "$work/d" "$work/d/alias"
+  expect_error "would replace" yolo-detect --weights /nope.pt --source "$work/d/photos" --project "$work/d/alias" \
+    --name photos --exist-ok
+  md5sum --quiet -c "$work/photos.md5" >/dev/null 2>&1 || fail "yolo-detect --project D/ALIAS changed the photos in D"
+  wrap=()
+fi
 
 # Output that cannot be written (a full disk): an error, never exit status 0 with the output cut short.
 if [ -w /dev/full ]; then

@@ -28,6 +28,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/nms.h"
+#include "ffyolo/output/path_overlap.h"
 
 namespace ffyolo {
 
@@ -178,12 +179,11 @@ ffr::Status DetectRun::Run() {
   FFR_RETURN_IF_ERROR(ListDetectSource(o_.source, &files));
   count_ = static_cast<int64_t>(files.size());
   FFR_RETURN_IF_ERROR(NoTwoSourcesSavedAsOne(files, o_.save_txt, o_.save_img));
-  // An output must never replace an input: a save directory among the source's folders would.
+  // An output must never replace an input: a drawn copy saved onto its source (the save directory is
+  // the source's folder, under whatever name) would.
   if (o_.save_img) {
-    std::error_code ec;
-    const fs::path dir = fs::weakly_canonical(o_.save_dir, ec);
     for (const std::string& f : files) {
-      if (fs::path(f).parent_path() == dir)
+      if (PlaceWithin(o_.save_dir + "/" + fs::path(f).filename().string(), f))
         return ffr::Status::InvalidArgument(o_.save_dir + ": the save directory holds the source image " + f +
                                             ", which the drawn copy would replace (choose another --project/--name)");
     }

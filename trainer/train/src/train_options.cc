@@ -157,8 +157,7 @@ Status HoldRunDirectory(ffr::Env* env, const std::string& dir, std::unique_ptr<f
 }
 
 Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& data) {
-  const std::string run = ResolvedPath(run_dir), dataset = ResolvedPath(data);
-  if (!PathWithin(run, dataset) && !PathWithin(dataset, run)) return Status::OK();
+  if (!PlaceWithin(run_dir, data) && !PlaceWithin(data, run_dir)) return Status::OK();
   return Status::InvalidArgument("the run directory " + run_dir + " overlaps the dataset " + data +
                                  ", which the run would write into; choose another --project/--name");
 }

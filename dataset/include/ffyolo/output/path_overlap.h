@@ -1,5 +1,9 @@
 // Whether two paths overlap, the way the tools refuse an output that is, holds
 // or lies inside an input: writing (or emptying) it would destroy the input.
+// Whether two names are one place is the file system's answer (device and
+// inode, and where a mount's folder lies on its file system), not their
+// spelling: a bind mount, a hard link, a symlink or `..` gives one folder
+// several names.
 #pragma once
 
 #include <string>
@@ -19,8 +23,19 @@ namespace ffyolo {
 std::string ResolvedPath(const std::string& path);
 
 // Whether `inner` is `outer` or lies below it, comparing whole path
-// components (give both resolved).
+// components (give both resolved): where a path is among others, not whether
+// an output overlaps an input (PlaceWithin).
 bool PathWithin(const std::string& inner, const std::string& outer);
+
+// Whether `inner` is `outer` or lies below it in the file system: one of the
+// folders `inner` is reached through (or `inner` itself) is the object (device
+// and inode) that `outer` names, or, where `outer` does not exist yet, its
+// nearest existing folder followed by the same names as `outer`'s missing part;
+// or, as the mounts (/proc/self/mountinfo) say, `inner` lies in `outer` on their
+// file system: a folder bound from inside `outer` is reached through none of its
+// names. Paths as given (relative to the current folder). The test every output
+// overlapping an input is refused by.
+bool PlaceWithin(const std::string& inner, const std::string& outer);
 
 // What a tool reads: "source", "dataset", ... and its path as the user gave it.
 struct ToolInput {
