@@ -20,7 +20,7 @@ int Main(int argc, char** argv) {
   CLI::App app{"Writes a synthetic COCO-format dataset: OUT/annotations/instances_<split>.json and\n"
                "OUT/<split>/*.jpg; with --yolo the images go to OUT/images/<split>/ instead, with\n"
                "OUT/labels/<split>/*.txt and OUT/data.yaml. Same options give byte-identical files."};
-  app.add_option("-o,--output", options.output_dir, "Output directory (must be empty unless --force)")->required();
+  app.add_option("-o,--output", options.output_dir, "Output directory: new, empty, or (with --force) one yolo-synth wrote")->required();
   app.add_option("--train", options.train_images, "Images in the train split")->check(ffyolo::kPositive);
   app.add_option("--val", options.val_images, "Images in the val split (0: none)")->check(ffyolo::kNonNegative);
   app.add_option("--classes", options.num_classes,
@@ -47,7 +47,7 @@ int Main(int argc, char** argv) {
   app.add_option("--subsampling", subsampling, "JPEG chroma subsampling")
       ->check(CLI::IsMember({"420", "444", "gray"}));
   app.add_flag("--yolo", options.yolo_layout, "Ultralytics layout: images/, labels/, data.yaml (JSON kept)");
-  app.add_flag("--force", options.force, "Overwrite a non-empty output directory");
+  app.add_flag("--force", options.force, "Replace what an earlier yolo-synth wrote in the output directory (the user's other files stay)");
   app.add_option("--threads", options.num_threads, "Worker threads (0: all cores)")->check(ffyolo::kNonNegative);
   CLI11_PARSE(app, argc, argv);
 

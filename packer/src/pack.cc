@@ -26,6 +26,7 @@
 #include "ffyolo/image_check.h"
 #include "ffyolo/label_index.h"
 #include "ffyolo/output/disk_space.h"
+#include "ffyolo/output/own_folder.h"
 #include "ffyolo/output/path_overlap.h"
 #include "ffyolo/output/report_clock.h"
 #include "ffyolo/output/shard_set_writer.h"
@@ -613,19 +614,9 @@ Status PrepareOutput(const PackOptions& opt, const std::string& state, ShardSetW
   std::vector<std::string> children;
   // A folder that is neither a dataset nor an unfinished pack is someone else's: refused, --force
   // or not (--force replaces only what a pack wrote), before the lock file could be left in it.
-  const auto foreign = [&] {
-    std::string listed;
-    for (size_t i = 0; i < children.size() && i < 5; ++i) listed += (i ? ", " : "") + children[i];
-    if (children.size() > 5) listed += ", ... (" + std::to_string(children.size()) + " entries)";
-    return Status::AlreadyExists(opt.output + ": holds files that are not a packed dataset nor an unfinished pack (" +
-                                 listed + "); choose a new or empty output directory");
-  };
-  if (env->FileExists(opt.output)) {
-    if (!env->IsDirectory(opt.output)) return Status::AlreadyExists(opt.output + ": exists and is not a directory");
-    FFR_RETURN_IF_ERROR(env->GetChildren(opt.output, &children));
-    const auto ours = [&](const std::string& name) { return writer->IsOwnFile(name); };
-    if (!children.empty() && std::none_of(children.begin(), children.end(), ours)) return foreign();
-  }
+  const std::string ours = "a packed dataset nor an unfinished pack";
+  FFR_RETURN_IF_ERROR(CheckOwnFolder(
+      env, opt.output, [&](const std::string& name) { return writer->IsOwnFile(name); }, ours, &children));
   FFR_RETURN_IF_ERROR(writer->Lock([&] {
     if (opt.on_message)
       opt.on_message(opt.output + ": waiting for " + kDatasetLockFile + ", held by another pack or by a process " +
@@ -647,7 +638,7 @@ Status PrepareOutput(const PackOptions& opt, const std::string& state, ShardSetW
       case ShardSetWriter::Found::kNoState:
         if (env->FileExists(writer->commit_path()))
           return Status::AlreadyExists(opt.output + ": already holds a complete dataset; use --force to overwrite it");
-        return foreign();
+        return ForeignFolder(opt.output, children, ours);
     }
   }
   return writer->Begin(state);

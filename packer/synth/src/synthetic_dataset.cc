@@ -3,16 +3,19 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "ffr/env.h"
+#include "ffyolo/output/own_folder.h"
 #include "ffyolo/synthetic_classes.h"
 #include "jpeg_encoder.h"
 #include "synth_rng.h"
@@ -135,35 +138,6 @@ fs::path JsonPath(const SyntheticOptions& o, const std::string& split) {
   return fs::path(o.output_dir) / "annotations" / ("instances_" + split + ".json");
 }
 
-// Refuses a non-empty output directory unless forced; when forced, removes everything an
-// earlier run may have written (both layouts, both splits), so no stale image survives
-// and no old JSON describes a half-written new run.
-Status PrepareOutputDir(const SyntheticOptions& o) {
-  const fs::path out(o.output_dir);
-  std::error_code ec;
-  if (fs::exists(out, ec)) {
-    if (!fs::is_directory(out, ec)) return Status::InvalidArgument(o.output_dir + " exists and is not a directory");
-    if (!fs::is_empty(out, ec)) {
-      if (!o.force) {
-        return Status::AlreadyExists("output directory " + o.output_dir +
-                                     " is not empty; use --force (SyntheticOptions::force) to overwrite it");
-      }
-      std::vector<fs::path> stale = {out / "data.yaml"};
-      for (const std::string& split : {o.train_split, o.val_split}) {
-        stale.insert(stale.end(), {JsonPath(o, split), out / split, out / "images" / split, LabelDir(o, split)});
-      }
-      for (const fs::path& p : stale) FFR_RETURN_IF_ERROR(o.env->RemoveTree(p.string()));
-    }
-  }
-  std::vector<fs::path> dirs = {out / "annotations"};
-  for (const Split& split : SplitsOf(o)) {
-    dirs.push_back(ImageDir(o, split.name));
-    if (o.yolo_layout) dirs.push_back(LabelDir(o, split.name));
-  }
-  for (const fs::path& dir : dirs) FFR_RETURN_IF_ERROR(o.env->CreateDirs(dir.string()));
-  return Status::OK();
-}
-
 // Writes to "<path>.tmp" and renames, so a killed run never leaves a truncated file under the final
 // name. Not synced: a synthetic dataset is made again from its options, byte for byte, and a sync
 // per image would make a COCO-sized one take minutes longer.
@@ -179,14 +153,124 @@ Status WriteFile(ffr::Env* env, const fs::path& path, const std::string& data) {
   return s;
 }
 
-bool IsBackgroundImage(int index, double fraction) {
-  return std::floor((index + 1) * fraction) > std::floor(index * fraction);
-}
+// Image `index` of `split`: its id (odd, dataset-wide) and its files' stem.
+int64_t ImageId(const Split& split, int index) { return 2 * (split.first_global_index + index) + 1; }
 
 std::string FileStem(int64_t image_id) {
   char stem[32];
   std::snprintf(stem, sizeof(stem), "%012lld", static_cast<long long>(image_id));
   return stem;
+}
+
+// What a run wrote in its output folder, kept there: the options its file names follow from (the
+// layout, the splits' names and sizes), so that --force replaces those files and no others. Written
+// before the first image, so that a run that stopped midway is replaced as well.
+constexpr char kRecordFile[] = ".yolo-synth";
+
+std::string RecordOf(const SyntheticOptions& o) {
+  return nlohmann::ordered_json{{"written_by", "yolo-synth"},
+                                {"yolo_layout", o.yolo_layout},
+                                {"train_split", o.train_split},
+                                {"train_images", o.train_images},
+                                {"val_split", o.val_split},
+                                {"val_images", o.val_images}}
+             .dump(2) +
+         "\n";
+}
+
+// `record[key]` into *value when it is there and of T's type (an int: 0 or more).
+template <typename T>
+bool RecordField(const nlohmann::json& record, const char* key, T* value) {
+  const auto it = record.find(key);
+  if (it == record.end()) return false;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return false;
+  } else if constexpr (std::is_same_v<T, int>) {
+    if (!it->is_number_unsigned() || it->template get<uint64_t>() > INT_MAX) return false;
+  } else if (!it->is_string()) {
+    return false;
+  }
+  *value = it->template get<T>();
+  return true;
+}
+
+// The options of the run whose record `o`'s output folder holds, as far as its files go.
+Status ReadRecord(const SyntheticOptions& o, SyntheticOptions* earlier) {
+  const std::string path = o.output_dir + "/" + kRecordFile;
+  std::string text;
+  FFR_RETURN_IF_ERROR(ffr::ReadFileToString(o.env, path, &text));
+  *earlier = o;
+  const nlohmann::json record = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!record.is_object() || !RecordField(record, "yolo_layout", &earlier->yolo_layout) ||
+      !RecordField(record, "train_split", &earlier->train_split) ||
+      !RecordField(record, "train_images", &earlier->train_images) ||
+      !RecordField(record, "val_split", &earlier->val_split) || !RecordField(record, "val_images", &earlier->val_images) ||
+      !ValidateSplitName(earlier->train_split).ok() || !ValidateSplitName(earlier->val_split).ok())
+    return Status::Corruption(path + ": not the record yolo-synth keeps of what it wrote here, so its files cannot "
+                              "be told from the others; remove the folder, or choose another");
+  return Status::OK();
+}
+
+// Removes the files the run `o` describes wrote (and their temporaries), then the folders it made that
+// are left empty: another file in them is someone else's, and stays.
+Status RemoveWritten(const SyntheticOptions& o) {
+  const fs::path out(o.output_dir);
+  std::vector<fs::path> files, folders;
+  for (const Split& split : SplitsOf(o)) {
+    files.push_back(JsonPath(o, split.name));
+    for (int i = 0; i < split.num_images; ++i) {
+      const std::string stem = FileStem(ImageId(split, i));
+      files.push_back(ImageDir(o, split.name) / (stem + ".jpg"));
+      if (o.yolo_layout) files.push_back(LabelDir(o, split.name) / (stem + ".txt"));
+    }
+    folders.push_back(ImageDir(o, split.name));
+    if (o.yolo_layout) folders.push_back(LabelDir(o, split.name));
+  }
+  if (o.yolo_layout) {
+    files.push_back(out / "data.yaml");
+    folders.insert(folders.end(), {out / "images", out / "labels"});
+  }
+  folders.push_back(out / "annotations");
+  for (const fs::path& file : files)
+    for (const std::string& path : {file.string(), file.string() + ".tmp"})
+      FFR_RETURN_IF_ERROR(o.env->RemoveFile(path));
+  for (const fs::path& folder : folders) {
+    std::vector<std::string> left;
+    if (!o.env->IsDirectory(folder.string())) continue;
+    FFR_RETURN_IF_ERROR(o.env->GetChildren(folder.string(), &left));
+    if (left.empty()) FFR_RETURN_IF_ERROR(o.env->RemoveTree(folder.string()));
+  }
+  return Status::OK();
+}
+
+// Refuses a folder of someone else's files, --force or not, and one of an earlier run unless forced;
+// forced, removes what that run wrote (its record says what), so that no stale image survives and no
+// old JSON describes a half-written new run, and leaves every other file alone. Then records this run.
+Status PrepareOutputDir(const SyntheticOptions& o) {
+  const auto own = [](const std::string& name) { return name == kRecordFile; };
+  std::vector<std::string> entries;
+  FFR_RETURN_IF_ERROR(CheckOwnFolder(o.env, o.output_dir, own, "a synthetic dataset yolo-synth wrote", &entries));
+  if (!entries.empty()) {
+    if (!o.force)
+      return Status::AlreadyExists(o.output_dir + ": holds a synthetic dataset an earlier yolo-synth wrote; --force "
+                                                  "replaces what it wrote there");
+    SyntheticOptions earlier;
+    FFR_RETURN_IF_ERROR(ReadRecord(o, &earlier));
+    FFR_RETURN_IF_ERROR(RemoveWritten(earlier));
+  }
+  FFR_RETURN_IF_ERROR(o.env->CreateDirs(o.output_dir));
+  FFR_RETURN_IF_ERROR(WriteFile(o.env, fs::path(o.output_dir) / kRecordFile, RecordOf(o)));
+  std::vector<fs::path> dirs = {fs::path(o.output_dir) / "annotations"};
+  for (const Split& split : SplitsOf(o)) {
+    dirs.push_back(ImageDir(o, split.name));
+    if (o.yolo_layout) dirs.push_back(LabelDir(o, split.name));
+  }
+  for (const fs::path& dir : dirs) FFR_RETURN_IF_ERROR(o.env->CreateDirs(dir.string()));
+  return Status::OK();
+}
+
+bool IsBackgroundImage(int index, double fraction) {
+  return std::floor((index + 1) * fraction) > std::floor(index * fraction);
 }
 
 // "cls cx cy w h" rows normalised by the image size, with '%g' like Ultralytics' JSON2YOLO.
@@ -206,7 +290,7 @@ Status GenerateImage(const SyntheticOptions& o, const Split& split, int index, J
                      ImageRecord* record, int64_t* bytes) {
   const SyntheticSceneSpec spec = SyntheticSceneSpecFor(o, split.name, index);
   SyntheticScene scene = RenderSyntheticScene(spec);
-  record->id = 2 * (split.first_global_index + index) + 1;
+  record->id = ImageId(split, index);
   const std::string stem = FileStem(record->id);
   record->file_name = stem + ".jpg";
   record->width = spec.width;

@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -360,18 +362,71 @@ TEST(SyntheticDatasetTest, CocoSizesFollowCoco128) {
   }
 }
 
+// A folder of someone else's files is refused, forced or not: --force replaces only what yolo-synth
+// wrote. Neither refusal names the library's fields, and only the one of an earlier run points at --force.
 TEST(SyntheticDatasetTest, RefusesNonEmptyOutputWithoutForce) {
   ScratchDir dir("refuse");
   ASSERT_TRUE(testing::WriteStringToFile(dir / "keep.txt", "mine"));
   SyntheticOptions o = SmallOptions(dir.path());
-  SyntheticSummary summary;
-  const ffr::Status refused = GenerateSyntheticCoco(o, &summary);
-  EXPECT_TRUE(refused.IsAlreadyExists()) << refused.ToString();
-  EXPECT_FALSE(fs::exists(dir / "annotations"));
+  for (const bool force : {false, true}) {
+    o.force = force;
+    SyntheticSummary summary;
+    const ffr::Status refused = GenerateSyntheticCoco(o, &summary);
+    EXPECT_TRUE(refused.IsAlreadyExists()) << refused.ToString();
+    EXPECT_NE(refused.message().find(dir.path() + ": holds files that are not a synthetic dataset yolo-synth wrote "
+                                                  "(keep.txt); choose a new or empty output directory"),
+              std::string::npos)
+        << refused.ToString();
+    EXPECT_EQ(fs::directory_iterator(dir.path())->path().filename(), "keep.txt");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
+  }
 
-  o.force = true;
+  o.output_dir = dir / "synth";
+  o.force = false;
   GenerateOrDie(o);
-  EXPECT_EQ(ReadFileToString(dir / "keep.txt"), "mine") << "--force removes only what the generator writes";
+  SyntheticSummary summary;
+  const ffr::Status again = GenerateSyntheticCoco(o, &summary);
+  EXPECT_TRUE(again.IsAlreadyExists()) << again.ToString();
+  EXPECT_NE(again.message().find("--force replaces what it wrote there"), std::string::npos) << again.ToString();
+  EXPECT_EQ(again.message().find("SyntheticOptions"), std::string::npos) << again.ToString();
+}
+
+// --force into an earlier run's folder replaces what that run wrote, and only that: the user's own
+// files beside it, in its split folders too, stay (they were deleted with the split folders).
+TEST(SyntheticDatasetTest, ForceReplacesOnlyWhatYoloSynthWrote) {
+  ScratchDir dir("own_files");
+  SyntheticOptions o = SmallOptions(dir.path());
+  o.train_images = 6;
+  GenerateOrDie(o);
+  const std::map<std::string, std::string> mine = {
+      {"train2017/mine.jpg", "my photo"}, {"val2017/notes.txt", "my notes"}, {"annotations/mine.json", "{}"},
+      {"notes.txt", "mine"}};
+  for (const auto& [file, text] : mine) ASSERT_TRUE(testing::WriteStringToFile(dir / file, text));
+  o.force = true;
+  o.train_images = 3;
+  o.val_images = 0;
+  o.seed = 8;
+  GenerateOrDie(o);
+  for (const auto& [file, text] : mine) EXPECT_EQ(ReadFileToString(dir / file), text) << file;
+  std::set<std::string> images;
+  for (const auto& entry : fs::directory_iterator(dir / "train2017")) images.insert(entry.path().filename());
+  const json written = ReadJson(dir / "annotations/instances_train2017.json");
+  ASSERT_EQ(written["images"].size(), 3u);
+  std::set<std::string> expected = {"mine.jpg"};
+  for (const json& image : written["images"]) expected.insert(image["file_name"].get<std::string>());
+  EXPECT_EQ(images, expected) << "the earlier run's other images are gone, this run's written";
+  EXPECT_FALSE(fs::exists(dir / "annotations/instances_val2017.json"));
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir / "val2017")) left.push_back(entry.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"notes.txt"});
+  // This run's images are its own (seed 8), not the earlier run's kept.
+  SyntheticOptions fresh = o;
+  fresh.output_dir = dir / "fresh";
+  fresh.force = false;
+  GenerateOrDie(fresh);
+  for (const std::string& image : expected)
+    if (image != "mine.jpg")
+      EXPECT_EQ(ReadFileToString(dir / ("train2017/" + image)), ReadFileToString(dir / ("fresh/train2017/" + image)));
 }
 
 TEST(SyntheticDatasetTest, ForceRemovesWhatAnEarlierRunWrote) {

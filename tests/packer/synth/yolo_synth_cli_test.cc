@@ -47,6 +47,7 @@ TEST(YoloSynthCliTest, WritesDatasetAndRefusesToOverwrite) {
   const ProcessResult refused = RunYoloSynth(args);
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("--force"), std::string::npos) << refused.output;
+  EXPECT_EQ(refused.output.find("SyntheticOptions"), std::string::npos) << "an internal name: " << refused.output;
   const ProcessResult forced = RunYoloSynth(args + " --force --yolo");
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_TRUE(std::filesystem::exists(dir / "data.yaml"));

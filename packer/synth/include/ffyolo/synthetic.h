@@ -10,6 +10,7 @@
 //   labels/S/<id:012>.txt           "cls cx cy w h" rows, normalised, %g; empty for
 //                                   background images
 //   data.yaml                       path, train, val, nc, names, category_ids
+//   .yolo-synth                     what the run writes (layout, splits), before the rest
 // The COCO JSON is written in both cases; only the image folder moves.
 //
 // Image i of split S depends only on (seed, S, i) and the scene options, never on
@@ -57,8 +58,10 @@ struct SyntheticOptions {
   int jpeg_quality = 90;
   JpegSubsampling subsampling = JpegSubsampling::k420;
   bool yolo_layout = false;
-  // Allow a non-empty output_dir. The paths this generator writes (all splits of both
-  // layouts and data.yaml) are removed first; other files are left alone.
+  // Replace what an earlier run wrote in output_dir: the files its record there
+  // (.yolo-synth, which every run writes before its first image) names are removed
+  // first, and the folders it made that are left empty; other files are left alone.
+  // A non-empty output_dir without that record is someone else's: refused, forced or not.
   bool force = false;
   int num_threads = 0;  // 0: one per hardware thread
   // Every file operation goes through it (nullptr: ffr::Env::Default()), so tests fail any of them.
@@ -73,7 +76,8 @@ struct SyntheticSummary {
 };
 
 // Writes the dataset that `options` describe. Fails with AlreadyExists when
-// output_dir is not empty and force is off, InvalidArgument on bad options.
+// output_dir holds an earlier run's dataset and force is off, or files no run
+// wrote; InvalidArgument on bad options.
 ffr::Status GenerateSyntheticCoco(const SyntheticOptions& options, SyntheticSummary* summary);
 
 // The scene of image `index` of `split`, exactly as GenerateSyntheticCoco renders it.
