@@ -282,6 +282,11 @@ else
   grep -qF "under another name" <<<"$err" || fail "yolo-ffr show -o ALIAS/dataset.yaml: the refusal does not say why"
   cmp -s "$ffr/dataset.yaml" "$work/manifest.before" || fail "yolo-ffr show -o ALIAS/dataset.yaml changed the manifest"
   expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$work/alias/train2017"
+  expect_error "belongs under its cache/ folder" yolo-ffr cache "$ffr" -o "$work/alias/pixels"
+  expect_error "overlaps the dataset" yolo-train --data "$ffr" --device cpu --project "$work/alias" --name train2017 \
+    --exist-ok
+  expect_error "overlaps the dataset" yolo-val --data "$ffr" --weights /nope.pt --project "$work/alias" --name val2017 \
+    --exist-ok
   bound "$ffr/train2017" "$work/alias"  # a name that goes through none of the dataset's
   expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$work/alias"
   bound "$src" "$work/alias"
