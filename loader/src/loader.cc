@@ -151,10 +151,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (opt_.workers > LoaderOptions::kMaxWorkers)
     return Status::InvalidArgument("workers " + std::to_string(opt_.workers) + ": more than " +
                                    std::to_string(LoaderOptions::kMaxWorkers) + " loader threads");
-  if (opt_.augmentation == Augmentation::kUltralytics8 && opt_.pixel_cache)
-    return Status::InvalidArgument(
-        "the pixel cache holds YOLOv5's load_image sizes and interpolation; Ultralytics 8's augmentation reads "
-        "images without it");
+  if (opt_.pixel_cache) FFR_RETURN_IF_ERROR(PixelCacheServes(opt_));
   if (opt_.ultralytics_workers < 1)
     return Status::InvalidArgument("ultralytics_workers " + std::to_string(opt_.ultralytics_workers) +
                                    ": at least 1");

@@ -503,8 +503,17 @@ Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend) {
   return Status::OK();
 }
 
+Status PixelCacheServes(const LoaderOptions& options) {
+  if (options.augmentation == Augmentation::kUltralytics8)
+    return Status::InvalidArgument(
+        "the pixel cache holds YOLOv5's load_image sizes and interpolation; Ultralytics 8's augmentation reads "
+        "images without it");
+  return Status::OK();
+}
+
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
                      const std::string& instead, PixelCacheSummary* summary) {
+  FFR_RETURN_IF_ERROR(PixelCacheServes(*options));
   FFR_RETURN_IF_ERROR(PixelCacheBackend(mode, &options->reader.backend));
   if (options->split.empty()) FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options->training, &options->split));
   options->pixel_cache = true;

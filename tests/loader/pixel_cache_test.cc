@@ -557,5 +557,17 @@ TEST(PixelCacheTest, AMissingCacheIsRefusedWithHowToBuildIt) {
   EXPECT_NE(refused.status.message().find("yolo-ffr cache"), std::string::npos) << refused.status.ToString();
 }
 
+TEST(PixelCacheTest, UltralyticsEightsAugmentationIsRefusedBeforeACacheIsBuilt) {
+  testing::ScratchDir dir("pixel_cache_ultralytics8");
+  const std::unique_ptr<Dataset> d = OpenDataset(PackedSyntheticDataset());
+  LoaderOptions lo = TrainingLoader();
+  lo.augmentation = Augmentation::kUltralytics8;
+  lo.pixel_cache_dir = dir / "cache";
+  const Status s = UsePixelCache(*d, "ram", &lo, "");
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.message().find("Ultralytics 8's augmentation"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(std::filesystem::exists(lo.pixel_cache_dir)) << "built before it was refused";
+}
+
 }  // namespace
 }  // namespace ffyolo

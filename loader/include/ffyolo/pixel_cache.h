@@ -91,9 +91,15 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
 // them (kAuto). InvalidArgument for another mode.
 Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend);
 
+// OK when the pixel cache can serve `options`' batches; InvalidArgument in
+// Ultralytics 8's augmentation, whose load_image sizes and interpolation are
+// not the cache's (YOLOv5's).
+Status PixelCacheServes(const LoaderOptions& options);
+
 // Makes `options` read its split (resolved here when empty) from the pixel
 // cache in --cache `mode` (PixelCacheBackend), building the cache first unless
 // a complete, current one is there (BuildPixelCache; `summary` says which).
+// Refused before anything is built where PixelCacheServes refuses.
 // `instead` as PixelCacheOptions::instead.
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
                      const std::string& instead = "", PixelCacheSummary* summary = nullptr);
