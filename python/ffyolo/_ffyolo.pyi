@@ -166,7 +166,7 @@ class Loader:
 
     Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
            rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
-           single_cls=False, memory_hooks=None)
+           single_cls=False, augmentation='yolov5', ultralytics_workers=8, memory_hooks=None)
 
     Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
     imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
@@ -179,7 +179,11 @@ class Loader:
     the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
     else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
     of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
-    instead of decoding JPEGs. rank and world_size give this
+    instead of decoding JPEGs. augmentation='ultralytics8' makes the batches as the `ultralytics`
+    package 8.4 (YOLOv8/YOLO11) makes them (docs/loader.md, "Ultralytics 8's augmentation"): mosaic
+    tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
+    sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; no pixel cache.
+    rank and world_size give this
     process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
     batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
     epoch, rank, position): the batches do not depend on `workers`.
@@ -194,7 +198,7 @@ class Loader:
     for CUDA copies).
     """
 
-    def __init__(self, data: str | bytes | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False, memory_hooks: tuple[object, object] | None = None) -> None: ...
+    def __init__(self, data: str | bytes | os.PathLike, split: str | None = None, *, img: int = 640, batch: int = 16, workers: int = 8, rank: int = 0, world_size: int = 1, augment: bool = True, rect: bool = False, hyp: object | None = None, cache: str | None = None, seed: int = 0, shuffle: bool = True, drop_last: bool = False, prefetch: int = 4, single_cls: bool = False, augmentation: str = 'yolov5', ultralytics_workers: int = 8, memory_hooks: tuple[object, object] | None = None) -> None: ...
 
     def __len__(self) -> int:
         """The batches of an epoch (this rank's)."""
@@ -264,3 +268,8 @@ class Loader:
     def __exit__(self, *args) -> None: ...
 
     def __repr__(self) -> str: ...
+
+def load_image_size(w0: int, h0: int, img: int, augmentation: str = 'yolov5') -> tuple[int, int]:
+    """
+    The (w, h) load_image resizes a w0 x h0 image to at `img` pixels, by `augmentation`'s rule (before a letterbox or a mosaic).
+    """

@@ -30,6 +30,7 @@
 #include "ffyolo/dataset.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/label_index.h"
+#include "ffyolo/letterbox.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/pixel_cache.h"
 #include "gil.h"
@@ -182,10 +183,11 @@ class PyLoader {
   PyLoader(const PathArg& data, const std::optional<std::string>& split, int img, int batch, int workers, int rank,
            int world_size, bool augment, bool rect, const nb::object& hyp, const std::optional<std::string>& cache,
            uint64_t seed, bool shuffle, bool drop_last, int prefetch, bool single_cls,
+           const std::string& augmentation, int ultralytics_workers,
            const std::optional<std::pair<nb::object, nb::object>>& memory_hooks)
       : pid_(getpid()), bytes_(data.bytes) {
-    if (img <= 0 || batch <= 0 || workers <= 0 || prefetch <= 0)
-      throw nb::value_error("img, batch, workers and prefetch must be positive");
+    if (img <= 0 || batch <= 0 || workers <= 0 || prefetch <= 0 || ultralytics_workers <= 0)
+      throw nb::value_error("img, batch, workers, prefetch and ultralytics_workers must be positive");
     if (world_size <= 0 || rank < 0 || rank >= world_size)
       throw nb::value_error(("rank=" + std::to_string(rank) + " must be in [0, world_size=" +
                              std::to_string(world_size) + ")")
@@ -206,6 +208,8 @@ class PyLoader {
     options_.prefetch = prefetch;
     options_.single_cls = single_cls;
     options_.hyp = LoadHyp(hyp);
+    ThrowIfError(ParseAugmentation(augmentation, &options_.augmentation));
+    options_.ultralytics_workers = ultralytics_workers;
     std::shared_ptr<BatchAllocator> source;
     if (memory_hooks) {
       auto hooked = std::make_shared<HookedAllocator>(memory_hooks->first, memory_hooks->second);
@@ -345,6 +349,8 @@ class PyLoader {
     d["drop_last"] = options_.drop_last;
     d["single_cls"] = options_.single_cls;
     d["pixel_cache"] = options_.pixel_cache;
+    d["augmentation"] = AugmentationName(options_.augmentation);
+    d["ultralytics_workers"] = options_.ultralytics_workers;
     nb::dict hyp;
     for (const auto& [key, value] : options_.hyp.Values()) hyp[key.c_str()] = value;
     d["hyp"] = hyp;
@@ -563,7 +569,7 @@ void BindLoader(nb::module_& m) {
 
 Loader(data, split=None, *, img=640, batch=16, workers=8, rank=0, world_size=1, augment=True,
        rect=False, hyp=None, cache=None, seed=0, shuffle=True, drop_last=False, prefetch=4,
-       single_cls=False, memory_hooks=None)
+       single_cls=False, augmentation='yolov5', ultralytics_workers=8, memory_hooks=None)
 
 Iterating gives (imgs, targets, paths, shapes) per batch, YOLOv5 v7.0's collate format as numpy:
 imgs uint8 (B, 3, H, W) RGB, viewing the loader's memory (no copy; torch.from_numpy shares it);
@@ -576,7 +582,11 @@ without mosaic (one rank). split is one split or several joined by '+' or ',' (r
 the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
 else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
 of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
-instead of decoding JPEGs. rank and world_size give this
+instead of decoding JPEGs. augmentation='ultralytics8' makes the batches as the `ultralytics`
+package 8.4 (YOLOv8/YOLO11) makes them (docs/loader.md, "Ultralytics 8's augmentation"): mosaic
+tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
+sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; no pixel cache.
+rank and world_size give this
 process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
 batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
 epoch, rank, position): the batches do not depend on `workers`.
@@ -594,15 +604,18 @@ for CUDA copies).)")
           [](PyLoader* self, const PathArg& data, const std::optional<std::string>& split, int img,
              int batch, int workers, int rank, int world_size, bool augment, bool rect, const nb::object& hyp,
              const std::optional<std::string>& cache, uint64_t seed, bool shuffle, bool drop_last, int prefetch,
-             bool single_cls, const std::optional<std::pair<nb::object, nb::object>>& memory_hooks) {
+             bool single_cls, const std::string& augmentation, int ultralytics_workers,
+             const std::optional<std::pair<nb::object, nb::object>>& memory_hooks) {
             new (self) PyLoader(data, split, img, batch, workers, rank, world_size, augment, rect, hyp, cache,
-                                seed, shuffle, drop_last, prefetch, single_cls, memory_hooks);
+                                seed, shuffle, drop_last, prefetch, single_cls, augmentation, ultralytics_workers,
+                                memory_hooks);
           },
           nb::arg("data"), nb::arg("split") = nb::none(), nb::kw_only(), nb::arg("img") = 640, nb::arg("batch") = 16,
           nb::arg("workers") = 8, nb::arg("rank") = 0, nb::arg("world_size") = 1, nb::arg("augment") = true,
           nb::arg("rect") = false, nb::arg("hyp") = nb::none(), nb::arg("cache") = nb::none(), nb::arg("seed") = 0,
           nb::arg("shuffle") = true, nb::arg("drop_last") = false, nb::arg("prefetch") = 4,
-          nb::arg("single_cls") = false, nb::arg("memory_hooks") = nb::none(), nb::call_guard<InCall>())
+          nb::arg("single_cls") = false, nb::arg("augmentation") = "yolov5", nb::arg("ultralytics_workers") = 8,
+          nb::arg("memory_hooks") = nb::none(), nb::call_guard<InCall>())
       .def("__len__", &PyLoader::size, "The batches of an epoch (this rank's).")
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", &PyLoader::Next, nb::call_guard<InCall>())
@@ -634,6 +647,18 @@ for CUDA copies).)")
         return "<ffyolo.Loader " + l.split() + ": " + std::to_string(l.size()) + " batches of " +
                std::to_string(l.batch_size()) + ", epoch " + std::to_string(l.epoch()) + ">";
       });
+  m.def(
+      "load_image_size",
+      [](int w0, int h0, int img, const std::string& augmentation) {
+        if (w0 <= 0 || h0 <= 0 || img <= 0) throw nb::value_error("w0, h0 and img must be positive");
+        Augmentation mode;
+        ThrowIfError(ParseAugmentation(augmentation, &mode));
+        const cv::Size size = LoadResizeSize(w0, h0, img, mode);
+        return std::make_pair(size.width, size.height);
+      },
+      nb::arg("w0"), nb::arg("h0"), nb::arg("img"), nb::arg("augmentation") = "yolov5",
+      "The (w, h) load_image resizes a w0 x h0 image to at `img` pixels, by `augmentation`'s rule (before a "
+      "letterbox or a mosaic).");
 }
 
 }  // namespace ffyolo::python

@@ -181,10 +181,35 @@ def test_waiting_for_a_batch_releases_the_gil(coco128):
     ({"prefetch": 10**9}, ValueError, "prefetch 1000000000: a ring of 1000000000 batches of"),
     ({"hyp": b"no/such/hyp.yaml"}, FileNotFoundError, "no/such/hyp.yaml: "),
     ({"hyp": 3}, TypeError, "hyp=3: expected a dict of hyperparameters or a hyp YAML's path"),
+    ({"augmentation": "v8"}, ValueError, "augmentation 'v8': expected yolov5 or ultralytics8"),
+    ({"augmentation": "ultralytics8", "ultralytics_workers": 0}, ValueError, "positive"),
 ])
 def test_bad_options_raise_naming_them(coco128, options, error, words):
     with pytest.raises(error, match=re.escape(words)):
         ffyolo.Loader(coco128, **options)
+
+
+def test_ultralytics_8s_augmentation_refuses_the_pixel_cache_before_building_it(coco128, tmp_path):
+    with pytest.raises(ValueError, match="Ultralytics 8's augmentation reads images without it"):
+        ffyolo.Loader(coco128, split="train2017", augmentation="ultralytics8", cache="ram")
+    assert not any((coco128 / "cache").glob("train2017-640*")), "a cache was built before the refusal"
+
+
+def test_ultralytics_8s_augmentation_makes_other_batches_the_same_each_time(coco128):
+    """The mode reaches the C++ loader (its batches are not YOLOv5's), and its batches depend on the buffers'
+    worker count but not on the threads making them (docs/loader.md: the buffer plan)."""
+    v8 = loader_digests(make(coco128, workers=1, augmentation="ultralytics8"))
+    assert v8 == loader_digests(make(coco128, workers=3, augmentation="ultralytics8"))
+    assert v8 != loader_digests(make(coco128, workers=1))
+    assert v8 != loader_digests(make(coco128, workers=1, augmentation="ultralytics8", ultralytics_workers=2))
+
+
+def test_load_image_size_follows_each_modes_rule():
+    """581 x 400 at 640: YOLOv5 v7.0 truncates (639.99... gives 639), Ultralytics 8 rounds up and caps."""
+    assert ffyolo._ffyolo.load_image_size(581, 400, 640) == (639, 440)
+    assert ffyolo._ffyolo.load_image_size(581, 400, 640, "ultralytics8") == (640, 441)
+    with pytest.raises(ValueError, match="augmentation 'v8'"):
+        ffyolo._ffyolo.load_image_size(581, 400, 640, "v8")
 
 
 def test_no_hyp_keys_are_hyp_scratch_lows(coco128):
@@ -208,6 +233,8 @@ def test_a_state_dict_of_other_types_is_refused_naming_the_entry(coco128):
     ("hyp", {"degrees": 5.0}, "hyp['degrees']"),
     ("single_cls", True, "single_cls"),
     ("drop_last", True, "drop_last"),
+    ("augmentation", "ultralytics8", "augmentation"),
+    ("ultralytics_workers", 2, "ultralytics_workers"),
 ])
 def test_the_state_of_a_loader_made_otherwise_is_refused_naming_what_differs(coco128, option, value, entry):
     """load_state_dict took the state of a loader with another shuffle, rect, img or hyp, then gave batches the
