@@ -14,6 +14,7 @@ import importlib.util
 import os
 from copy import copy
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import numpy as np
@@ -31,11 +32,18 @@ __all__ = ["DetectionTrainer", "DetectionValidator", "NO_AUGMENTATION", "PackedD
            "PackedDetectionLoader"]
 
 _WHO = "ffyolo.ultralytics.DetectionTrainer"
-# Ultralytics 8's training augmentation options, each off at 0 (its `augmentations`, a list of Albumentations'
-# transforms, apart): training without augmentation passes them, model.train(..., **NO_AUGMENTATION).
+# Ultralytics 8's training augmentation options (default.yaml's names), each off at 0 (its `augmentations`, a list
+# of Albumentations' transforms, apart): training without augmentation passes them, model.train(...,
+# **NO_AUGMENTATION).
 NO_AUGMENTATION = {k: 0.0 for k in ("mosaic", "mixup", "cutmix", "copy_paste", "degrees", "translate", "scale",
                                     "shear", "perspective", "hsv_h", "hsv_s", "hsv_v", "flipud", "fliplr", "bgr")}
-_NOT_YOLOV5 = {"cutmix", "bgr"}  # Ultralytics 8's own: the loader's (YOLOv5's) hyperparameters have no such keys
+# Those the loader's ultralytics8 mode builds: each is the loader's hyperparameter of the same name.
+_LOADER_HYP = ("mosaic", "mixup", "degrees", "translate", "scale", "shear", "perspective", "hsv_h", "hsv_s", "hsv_v",
+               "flipud", "fliplr")
+# Those it does not build, each refused when on: why.
+_NOT_BUILT = {"cutmix": "CutMix is not built in ffyolo's loader",
+              "bgr": "the loader's batches are always RGB (the channel swap is not built)",
+              "copy_paste": "copy-paste pastes segments, which ffyolo's packed datasets do not hold"}
 
 
 def _check_task(args, who: str = _WHO) -> None:
@@ -46,22 +54,20 @@ def _check_task(args, who: str = _WHO) -> None:
 def _check_options(args) -> None:
     """Refuses, naming it, each training option whose batches ffyolo's loader does not make as Ultralytics 8."""
     _check_task(args)
-    if args.copy_paste:
-        raise NotImplementedError(f"{_WHO}: copy_paste={args.copy_paste}: copy-paste pastes segments, which ffyolo's "
-                                  "packed datasets do not hold; use copy_paste=0")
+    for option, why in _NOT_BUILT.items():
+        if getattr(args, option):
+            raise NotImplementedError(f"{_WHO}: {option}={getattr(args, option)}: {why}; use {option}=0")
     if getattr(args, "augmentations", None):
         raise NotImplementedError(f"{_WHO}: augmentations=...: ffyolo's loader applies no Albumentations transforms")
+    if args.cache:
+        raise NotImplementedError(f"{_WHO}: cache={args.cache}: ffyolo's pixel cache holds YOLOv5's load_image "
+                                  "sizes, not Ultralytics 8's; use cache=False (the loader decodes from the pack)")
     if args.fraction != 1.0:
         raise NotImplementedError(f"{_WHO}: fraction={args.fraction}: ffyolo's loader reads whole splits")
     if args.classes is not None:
         raise NotImplementedError(f"{_WHO}: classes={args.classes}: ffyolo's loader reads every class")
     if args.rect:
         raise NotImplementedError(f"{_WHO}: rect=True: rectangular training batches are not supported yet")
-    on = [f"{k}={getattr(args, k)}" for k in NO_AUGMENTATION if getattr(args, k)]
-    if on:
-        raise NotImplementedError(
-            f"{_WHO}: {', '.join(on)}: Ultralytics 8's augmentation is not yet in ffyolo's loader (its YOLOv5 "
-            "augmentation is another): train without it, model.train(..., **ffyolo.ultralytics.NO_AUGMENTATION)")
 
 
 class DetectionTrainer(_UltralyticsDetectionTrainer):
@@ -130,8 +136,9 @@ class DetectionValidator(_UltralyticsDetectionValidator):
 
 class PackedDetectionDataset:
     """What Ultralytics 8's trainer and validator read of a ``YOLODataset`` (``labels``: per image a dict of
-    ``cls`` (n, 1) and ``bboxes`` (n, 4, normalized xywh) float32; ``im_files``; ``len``),
-    and the ffyolo ``Loader`` that makes its batches."""
+    ``cls`` (n, 1) and ``bboxes`` (n, 4, normalized xywh) float32; ``im_files``; ``len``; ``close_mosaic``),
+    and the ffyolo ``Loader`` that makes its batches in its ``ultralytics8`` mode, training with the augmentation
+    ``args`` names."""
 
     def __init__(self, path: str, args, batch: int, *, training: bool, device: torch.device) -> None:
         self.training = training
@@ -139,19 +146,51 @@ class PackedDetectionDataset:
         workers = args.workers if training else args.workers * 2  # as Ultralytics' detection trainer
         self.workers = max(1, min(int(workers), os.cpu_count() or 1))  # threads (Ultralytics' CPU runs ask for 0)
         self.drop_last = bool(args.compile) and training  # as Ultralytics' detection trainer
-        self.loader = Loader(data, split, device=device if device.type == "cuda" else None, img=int(args.imgsz),
-                             batch=int(batch), workers=self.workers, augment=training, rect=not training,
-                             hyp=_loader_hyp() if training else None, cache=_cache(args.cache), seed=int(args.seed),
-                             shuffle=training, drop_last=self.drop_last, single_cls=bool(args.single_cls))
+        dataset = _ffyolo.Dataset(data)
+        self._options = dict(data=data, split=split, device=device if device.type == "cuda" else None,
+                             img=int(args.imgsz), batch=int(batch), workers=self.workers, augment=training,
+                             rect=not training, seed=int(args.seed), shuffle=training, drop_last=self.drop_last,
+                             single_cls=bool(args.single_cls), augmentation="ultralytics8")
+        self.loader = self._open(args)
         if training and importlib.util.find_spec("albumentations") is not None:
             LOGGER.warning(f"{_WHO}: albumentations is installed, whose Blur, MedianBlur, ToGray and CLAHE "
                            "(p=0.01 each) Ultralytics 8 would apply in training: ffyolo's loader does not")
-        split_data = _ffyolo.Dataset(data)[self.loader.split]
+        split_data = dataset[self.loader.split]
         self.im_files = [str(Path(data) / split_data.name / f) for f in split_data.files]
+        # Per image, by the loader's path: its ori_shape (h0, w0) and load_image's ratio (h / h0, w / w0), the
+        # records Ultralytics keeps in each sample, a mosaic's its own image's (the loader's shapes leave a
+        # mosaic's out).
+        self.records = {f"{dataset.path}/{split_data.name}/{f}": _records(w0, h0, int(args.imgsz))
+                        for f, (w0, h0) in zip(split_data.files, split_data.shapes)}
         self.labels = [{"cls": lb[:, :1].copy(), "bboxes": lb[:, 1:].copy()} for lb in split_data.labels]
         if args.single_cls:
             for lb in self.labels:
                 lb["cls"][:] = 0
+
+    def _open(self, hyp) -> Loader:
+        """The loader with ``hyp``'s augmentation (training), its mosaic tiles from the buffers of as many workers
+        as Ultralytics' ``build_dataloader`` would start: ``min(cpus / GPUs, workers, batches)``, each keeping its
+        own buffer, and the main process alone (one buffer) for a single batch. Made again in the rare case that
+        the epoch's batches, known once it is open, are fewer."""
+        if not self.training:
+            return Loader(**self._options)
+        gpus = torch.cuda.device_count() if self._options["device"] is not None else 0
+        workers = max(1, min((os.cpu_count() or 1) // max(gpus, 1), int(hyp.workers)))
+        hyp = {k: float(getattr(hyp, k)) for k in _LOADER_HYP}
+        loader = Loader(**self._options, hyp=hyp, ultralytics_workers=workers)
+        started = min(workers, len(loader)) if len(loader) > 1 else 1
+        if started != workers:
+            loader.close()
+            loader = Loader(**self._options, hyp=hyp, ultralytics_workers=started)
+        return loader
+
+    def close_mosaic(self, hyp) -> None:
+        """``YOLODataset.close_mosaic``: the loader made again with ``hyp`` but mosaic and MixUp off (copy-paste and
+        CutMix are refused), at the epoch it stood at."""
+        epoch = self.loader.epoch
+        self.loader.close()
+        self.loader = self._open(SimpleNamespace(**{**vars(hyp), "mosaic": 0.0, "mixup": 0.0}))
+        self.loader.set_epoch(epoch)
 
     def __len__(self) -> int:
         return len(self.im_files)
@@ -160,79 +199,65 @@ class PackedDetectionDataset:
 class _Sampler:
     """``len(loader.sampler)``, this rank's samples of an epoch, as Ultralytics' trainer reads it."""
 
-    def __init__(self, loader: Loader) -> None:
-        self._loader = loader
+    def __init__(self, dataset: PackedDetectionDataset) -> None:
+        self._dataset = dataset
 
     def __len__(self) -> int:
-        return self._loader.samples
+        return self._dataset.loader.samples
 
 
 class PackedDetectionLoader:
     """Ultralytics 8's dataloader over a ``PackedDetectionDataset``: each iteration is one epoch of its batch
     dicts (``img`` uint8 (B, 3, H, W) RGB, ``cls`` (n, 1), ``bboxes`` (n, 4) normalized xywh and ``batch_idx``
-    (n,) float32 tensors, ``im_file``, ``ori_shape``, ``resized_shape``, ``ratio_pad``), those of
-    Ultralytics' ``YOLODataset.collate_fn``."""
+    (n,) float32 tensors, ``im_file``, ``ori_shape``, ``ratio_pad``, ``resized_shape``), those of Ultralytics'
+    ``YOLODataset.collate_fn``."""
 
     def __init__(self, dataset: PackedDetectionDataset) -> None:
         self.dataset = dataset
-        self.loader = dataset.loader
-        self.batch_size = self.loader.batch_size
+        self.batch_size = dataset.loader.batch_size
         self.drop_last = dataset.drop_last
         self.num_workers = dataset.workers
-        self.sampler = _Sampler(self.loader)
+        self.sampler = _Sampler(dataset)
+
+    @property
+    def loader(self) -> Loader:
+        return self.dataset.loader  # close_mosaic makes another
 
     def __len__(self) -> int:
         return len(self.loader)
 
     def __iter__(self) -> Iterator[dict]:
         for imgs, targets, paths, shapes in self.loader:
-            yield _batch(imgs, targets, paths, shapes, validation=not self.dataset.training)
+            yield _batch(imgs, targets, paths, shapes, self.dataset.records, validation=not self.dataset.training)
 
     def set_epoch(self, epoch: int) -> None:
         self.loader.set_epoch(epoch)
 
     def reset(self) -> None:
-        """Ultralytics restarts its loader's workers when it closes mosaic; training here has no mosaic to close
-        (it is refused), and the next iteration starts the next epoch."""
+        """Ultralytics restarts its loader's workers after ``close_mosaic``; the dataset's loader is already the
+        new one, and the next iteration starts the epoch it stood at."""
 
     def close(self) -> None:
         self.loader.close()
 
 
-def _batch(imgs: torch.Tensor, targets: torch.Tensor, paths: tuple, shapes: tuple, *, validation: bool) -> dict:
-    """ffyolo's YOLOv5-style batch as Ultralytics 8's batch dict (its keys in ``collate_fn``'s sorted order)."""
-    ratios = tuple((rh, rw) for _, ((rh, rw), _) in shapes)
-    bboxes = targets[:, 2:6]
+def _records(w0, h0, img: int) -> tuple:
+    w0, h0 = int(w0), int(h0)  # Python's ints, as Ultralytics' records hold
+    w, h = _ffyolo.load_image_size(w0, h0, img, "ultralytics8")
+    return (h0, w0), (h / h0, w / w0)
+
+
+def _batch(imgs: torch.Tensor, targets: torch.Tensor, paths: tuple, shapes: tuple, records: dict, *,
+           validation: bool) -> dict:
+    """ffyolo's batch as Ultralytics 8's batch dict (its keys in ``collate_fn``'s sorted order): ``ori_shape`` and
+    ``ratio_pad`` (load_image's ratio) those of each sample's own image, a mosaic's too; in validation
+    ``ratio_pad`` adds the letterbox's left and top pixels, which the loader's (padw, padh) are in this mode."""
+    ori_shape, ratio = zip(*(records[str(p)] for p in paths))
     if validation:
-        # YOLOv5's padw, padh are half the padding, and the letterbox put round(half - 0.1) pixels on the left and
-        # top. YOLOv5 placed the boxes at the half, Ultralytics 8 at the pixels the image starts at.
-        half = torch.tensor([pad for _, (_, pad) in shapes], dtype=torch.float64)
-        start = torch.round(half - 0.1)
-        shift = ((start - half) / torch.tensor(imgs.shape[:1:-1], dtype=torch.float64)).to(bboxes)
-        bboxes = torch.cat((bboxes[:, :2] + shift[targets[:, 0].long()], bboxes[:, 2:]), 1)
-        ratio_pad = tuple((r, (int(x), int(y))) for r, (x, y) in zip(ratios, start.tolist()))
+        ratio_pad = tuple((r, (int(s[1][1][0]), int(s[1][1][1]))) for r, s in zip(ratio, shapes))
         resized_shape = tuple(np.array(imgs.shape[2:]) for _ in paths)  # the rectangular batch's shape
     else:
-        ratio_pad = ratios
+        ratio_pad = ratio
         resized_shape = tuple(tuple(imgs.shape[2:]) for _ in paths)
-    return {
-        "batch_idx": targets[:, 0],
-        "bboxes": bboxes,
-        "cls": targets[:, 1:2],
-        "im_file": paths,
-        "img": imgs,
-        "ori_shape": tuple((h0, w0) for (h0, w0), _ in shapes),
-        "ratio_pad": ratio_pad,
-        "resized_shape": resized_shape,
-    }
-
-
-def _loader_hyp() -> dict:
-    """The loader's hyperparameters for Ultralytics 8's training without augmentation, the one training
-    ``_check_options`` allows: YOLOv5's augmentation at 0, so that the loader only letterboxes."""
-    return {k: v for k, v in NO_AUGMENTATION.items() if k not in _NOT_YOLOV5}
-
-
-def _cache(cache) -> str | None:
-    """Ultralytics' ``cache`` (True, 'ram', 'disk', False) as the loader's pixel cache."""
-    return "ram" if cache is True else (cache or None)
+    return {"batch_idx": targets[:, 0], "bboxes": targets[:, 2:6], "cls": targets[:, 1:2], "im_file": paths,
+            "img": imgs, "ori_shape": ori_shape, "ratio_pad": ratio_pad, "resized_shape": resized_shape}

@@ -1,9 +1,10 @@
 """Run by test_ultralytics8.py in the Ultralytics 8 environment (.venv-u8): Ultralytics 8's own training of a
-YOLOv8n from scratch, one epoch on the CPU at 64 pixels, with ffyolo.ultralytics.DetectionTrainer reading the
-packed dataset, named as the dataset folder and as a data YAML naming its split folder; each run validates
-(through the packed dataset too) and writes its results.csv; the last one's model is then validated alone
-through ffyolo.ultralytics.DetectionValidator; a run stopped after its first epoch resumes with the loader at
-its second.
+YOLOv8n from scratch on the CPU at 64 pixels with its default augmentation (mosaic, HSV, translate, scale,
+fliplr), with ffyolo.ultralytics.DetectionTrainer reading the packed dataset: named as a data YAML naming its
+split folder, one epoch with mosaic; named as the dataset folder, two epochs crossing close_mosaic=1 (the loader
+without mosaic in the second). Each run validates (through the packed dataset too) and writes its results.csv;
+the last one's model is then validated alone through ffyolo.ultralytics.DetectionValidator; a run stopped
+after its first epoch resumes with the loader at its second.
 
     python ultralytics8_train.py PACKED_COCO128 OUT_DIR
 """
@@ -15,22 +16,33 @@ from pathlib import Path
 from ultralytics import YOLO
 
 import ffyolo
-from ffyolo.ultralytics import NO_AUGMENTATION, DetectionTrainer, DetectionValidator
+from ffyolo.ultralytics import DetectionTrainer, DetectionValidator
 
 packed, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve()
 data_yaml = out / "coco128-ffr.yaml"
 data_yaml.write_text(f"path: {packed}\ntrain: train2017\nval: train2017\n"
                      f"names: {dict(enumerate(ffyolo.Dataset(packed).names))!r}\n")
-for name, data in (("yaml", data_yaml), ("folder", packed)):
+
+def mosaic_per_epoch(model) -> list:
+    """The loader's mosaic probability at each epoch's first batch."""
+    seen = {}
+    model.add_callback("on_train_batch_start", lambda trainer: seen.setdefault(
+        trainer.epoch, trainer.train_loader.loader.state_dict()["hyp"]["mosaic"]))
+    return seen
+
+
+for name, data, epochs, close_mosaic in (("yaml", data_yaml, 1, 0), ("folder", packed, 2, 1)):
     model = YOLO("yolov8n.yaml")
-    model.train(trainer=DetectionTrainer, data=str(data), epochs=1, imgsz=64, batch=32, workers=2, device="cpu",
-                plots=False, project=str(out), name=name, exist_ok=True, seed=1, **NO_AUGMENTATION)
+    mosaic = mosaic_per_epoch(model)
+    model.train(trainer=DetectionTrainer, data=str(data), epochs=epochs, close_mosaic=close_mosaic, imgsz=64,
+                batch=32, workers=2, device="cpu", plots=False, project=str(out), name=name, exist_ok=True, seed=1)
+    assert list(mosaic.values()) == [1.0] * (epochs - close_mosaic) + [0.0] * close_mosaic, mosaic
     results = out / name / "results.csv"
     rows = results.read_text().strip().splitlines()
-    assert len(rows) == 2, rows  # the header and the one epoch
-    print(f"Ultralytics 8 trained through ffyolo from the {name}: {results}")
+    assert len(rows) == 1 + epochs, rows  # the header and each epoch
+    print(f"Ultralytics 8 trained through ffyolo from the {name}, mosaic by epoch {list(mosaic.values())}: {results}")
     print(rows[0])
-    print(rows[1])
+    print(rows[-1])
 # The folder's model validated alone, through the data YAML its run wrote.
 metrics = model.val(validator=DetectionValidator, batch=32, device="cpu", plots=False, project=str(out), name="val")
 print(f"validated alone: mAP50-95 {metrics.box.map}")
@@ -41,8 +53,8 @@ stopped = out / "stopped.pt"
 model = YOLO("yolov8n.yaml")
 model.add_callback("on_train_epoch_end", lambda trainer: setattr(trainer, "stop", True))
 model.add_callback("on_model_save", lambda trainer: shutil.copy(trainer.last, stopped))
-model.train(trainer=DetectionTrainer, data=str(packed), epochs=2, imgsz=64, batch=32, workers=2, device="cpu",
-            plots=False, project=str(out), name="stopped", exist_ok=True, **NO_AUGMENTATION)
+model.train(trainer=DetectionTrainer, data=str(packed), epochs=2, close_mosaic=0, imgsz=64, batch=32, workers=2,
+            device="cpu", plots=False, project=str(out), name="stopped", exist_ok=True)
 epochs = []
 resumed = YOLO(stopped)
 resumed.add_callback("on_train_batch_start", lambda trainer: epochs.append(trainer.train_loader.loader.epoch))
