@@ -5,6 +5,9 @@
 # scripts/python-test.sh (.venv-python) on its path. Arguments go to the benchmark (--img, --batch,
 # --workers, --epochs, --rounds, --cache ram). With --memory first, measures the memory of data-parallel
 # ranks decoding from RAM caches instead (python/bench/cache_memory.py; --nproc, --img, --batch, --workers).
+# With --ultralytics8 first, runs the loader's Ultralytics 8 mode against Ultralytics 8's own in the Ultralytics 8
+# environment (.venv-u8, U8_VENV; python/bench/ultralytics8_bench.py; --img, --batch, --workers, --epochs,
+# --rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 coco=${COCO128:-../shared/data/coco128}
@@ -14,8 +17,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/path"
 ln -s "$package" "$tmp/path/ffyolo"
-build/tools/yolo-pack "$coco" -o "$tmp/coco128.ffr" --layout yolo --data "$coco/names.yaml" >/dev/null
-if [ "${1:-}" = --memory ]; then
+names=$coco/names.yaml  # coco128's; a yolo-synth --yolo tree (COCO128=that tree) has its data.yaml
+[ -f "$names" ] || names=$coco/data.yaml
+"${FFYOLO_TOOLS:-build/tools}/yolo-pack" "$coco" -o "$tmp/coco128.ffr" --layout yolo --data "$names" >/dev/null
+if [ "${1:-}" = --ultralytics8 ]; then
+  shift
+  PYTHONPATH=$tmp/path YOLO_OFFLINE=1 YOLO_CONFIG_DIR=$tmp/config "${U8_VENV:-.venv-u8}/bin/python" \
+    python/bench/ultralytics8_bench.py "$tmp/coco128.ffr" "$coco" "$@"
+elif [ "${1:-}" = --memory ]; then
   shift
   PYTHONPATH=$tmp/path "$ref" python/bench/cache_memory.py "$tmp/coco128.ffr" "$coco" "$@"
 else
