@@ -23,11 +23,17 @@ data_yaml = out / "coco128-ffr.yaml"
 data_yaml.write_text(f"path: {packed}\ntrain: train2017\nval: train2017\n"
                      f"names: {dict(enumerate(ffyolo.Dataset(packed).names))!r}\n")
 
-def mosaic_per_epoch(model) -> list:
-    """The loader's mosaic probability at each epoch's first batch."""
+def mosaic_per_epoch(model) -> dict:
+    """The loader's mosaic probability at each epoch's first batch, checking that the loader is at that epoch
+    (close_mosaic's new loader too)."""
     seen = {}
-    model.add_callback("on_train_batch_start", lambda trainer: seen.setdefault(
-        trainer.epoch, trainer.train_loader.loader.state_dict()["hyp"]["mosaic"]))
+
+    def record(trainer):
+        state = trainer.train_loader.loader.state_dict()
+        assert state["epoch"] == trainer.epoch, (state["epoch"], trainer.epoch)
+        seen.setdefault(trainer.epoch, state["hyp"]["mosaic"])
+
+    model.add_callback("on_train_batch_start", record)
     return seen
 
 
