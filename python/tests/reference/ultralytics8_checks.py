@@ -15,6 +15,7 @@ source and the dataset yolo-pack made of it).
 """
 
 import logging
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -202,6 +203,14 @@ print("augmented training: " + ", ".join(f"{k} {mine_stats[k]:.4g} (Ultralytics 
                                          for k, v in theirs_stats.items()))
 for key, theirs in theirs_stats.items():
     assert abs(mine_stats[key] - theirs) <= 0.15 * theirs, (key, mine_stats[key], theirs)
+
+# The mosaic buffers are those of the DataLoader workers build_dataloader would start: min(CPUs, workers,
+# batches), the main process alone for a single batch.
+for batch, workers, started in ((BATCH, 64, min(os.cpu_count(), 128 // BATCH)), (BATCH, 1, 1), (128, 8, 1)):
+    dataset = PackedDetectionDataset(str(packed), get_cfg(overrides={"imgsz": 64, "workers": workers}), batch,
+                                     training=True, device=torch.device("cpu"))
+    assert dataset.loader.state_dict()["ultralytics_workers"] == started, (batch, workers, started)
+    dataset.loader.close()
 
 # Refused options: each named, before a run folder is made.
 runs = out / "runs"
