@@ -81,10 +81,9 @@ int Main(int argc, char** argv) {
 
   // detect.py saves no images for a .txt list of sources, only labels.
   o.save_img = !nosave && !(o.source.size() >= 4 && o.source.compare(o.source.size() - 4, 4, ".txt") == 0);
-  // The output directory first, as detect.py makes it: an unwritable one fails before any work.
+  // RunDetect makes and holds it once the sources are checked, before the model is read: an unwritable
+  // one fails before any work, as with detect.py, and a refused run leaves nothing there.
   o.save_dir = ffyolo::IncrementPath(project + "/" + name, exist_ok);
-  std::unique_ptr<ffr::FileLock> run_lock;
-  if (ffr::Status s = ffyolo::HoldRunDirectory(ffr::Env::Default(), o.save_dir, &run_lock); !s.ok()) return Fail(s);
 
   ffyolo::DetectSummary summary;
   Printer printer(&summary.names);

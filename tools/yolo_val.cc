@@ -13,6 +13,7 @@
 #include "ffyolo/flag_checks.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/output/path_overlap.h"
+#include "ffyolo/output/run_directory.h"
 #include "ffyolo/train.h"
 #include "ffyolo/val_run.h"
 

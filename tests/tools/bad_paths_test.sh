@@ -52,6 +52,11 @@ expect_error() {
   fi
 }
 
+# expect_no_lock DIR: a refused run left no run folder's .lock in DIR, a folder of the user's.
+expect_no_lock() {
+  [ ! -e "$1/.lock" ] || fail "a refused run left $1/.lock behind"
+}
+
 # expect_usage_error TEXT TOOL ARGS...: a flag refused by the parser: exit
 # status 1..127 (CLI11's codes are over 100) and TEXT on stderr.
 expect_usage_error() {
@@ -260,6 +265,7 @@ expect_error "$file" yolo-detect --weights /nope.pt --source "$images" --project
 # Drawn copies written next to the images they are drawn from would replace them.
 expect_error "would replace" yolo-detect --weights /nope.pt --source "$images" --project "$src/images" \
   --name train2017 --exist-ok
+expect_no_lock "$images"
 expect_error "$file" yolo-detect --weights "$file" --source "$images" --device cpu --project "$work/runs"
 expect_usage_error --batch yolo-detect --weights /nope.pt --source "$images" --batch-size 0
 
@@ -287,6 +293,8 @@ else
     --exist-ok
   expect_error "overlaps the dataset" yolo-val --data "$ffr" --weights /nope.pt --project "$work/alias" --name val2017 \
     --exist-ok
+  expect_no_lock "$ffr/train2017"
+  expect_no_lock "$ffr/val2017"
   bound "$ffr/train2017" "$work/alias"  # a name that goes through none of the dataset's
   expect_error "lies inside the dataset" yolo-ffr extract "$ffr" 0 -o "$work/alias"
   bound "$src" "$work/alias"
@@ -298,6 +306,7 @@ else
   expect_error "would replace" yolo-detect --weights /nope.pt --source "$work/d/photos" --project "$work/d/alias" \
     --name photos --exist-ok
   md5sum --quiet -c "$work/photos.md5" >/dev/null 2>&1 || fail "yolo-detect --project D/ALIAS changed the photos in D"
+  expect_no_lock "$work/d/photos"
   wrap=()
 fi
 

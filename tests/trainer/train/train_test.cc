@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "ffyolo/results.h"
+#include "ffyolo/output/run_directory.h"
 #include "ffyolo/train.h"
 #include "testing/test_env.h"
 #include "tiny_training.h"

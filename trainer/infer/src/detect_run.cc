@@ -29,6 +29,7 @@
 #include "ffyolo/model_config.h"
 #include "ffyolo/nms.h"
 #include "ffyolo/output/path_overlap.h"
+#include "ffyolo/output/run_directory.h"
 
 namespace ffyolo {
 
@@ -111,6 +112,7 @@ class DetectRun {
   std::vector<Pending> batch_;
   ImageInspector inspector_;
   ImageDecoder decoder_;
+  std::unique_ptr<ffr::FileLock> run_lock_;  // the save directory's (HoldRunDirectory), for the run
 };
 
 ffr::Status DetectRun::LoadModel() {
@@ -188,6 +190,8 @@ ffr::Status DetectRun::Run() {
                                             ", which the drawn copy would replace (choose another --project/--name)");
     }
   }
+  // Held only now, its outputs checked: a refused run leaves no folder nor .lock in the user's place.
+  FFR_RETURN_IF_ERROR(HoldRunDirectory(ffr::Env::Default(), o_.save_dir, &run_lock_));
   if (o_.save_txt) FFR_RETURN_IF_ERROR(ffr::Env::Default()->CreateDirs(o_.save_dir + "/labels"));
   FFR_RETURN_IF_ERROR(LoadModel());
   for (size_t i = 0; i < files.size(); ++i) {

@@ -148,14 +148,6 @@ std::string IncrementPath(const std::string& path, bool exist_ok) {
   }
 }
 
-Status HoldRunDirectory(ffr::Env* env, const std::string& dir, std::unique_ptr<ffr::FileLock>* lock) {
-  FFR_RETURN_IF_ERROR(env->CreateDirs(dir));
-  FFR_RETURN_IF_ERROR(env->TryLockFile(dir + "/.lock", lock));
-  if (*lock) return Status::OK();
-  return Status::AlreadyExists(dir + ": another run is writing into this directory; wait for it to end, or choose "
-                                     "another --project/--name");
-}
-
 Status CheckRunApartFromDataset(const std::string& run_dir, const std::string& data) {
   if (!PlaceWithin(run_dir, data) && !PlaceWithin(data, run_dir)) return Status::OK();
   return Status::InvalidArgument("the run directory " + run_dir + " overlaps the dataset " + data +

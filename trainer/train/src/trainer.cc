@@ -30,6 +30,7 @@
 #include "ffyolo/model.h"
 #include "ffyolo/model_config.h"
 #include "ffyolo/model_summary.h"
+#include "ffyolo/output/run_directory.h"
 #include "ffyolo/multi_scale.h"
 #include "ffyolo/output/path_overlap.h"
 #include "ffyolo/pixel_cache.h"

@@ -29,7 +29,9 @@ ffr::Status ListDetectSource(const std::string& source, std::vector<std::string>
 struct DetectRunOptions {
   std::string weights;  // an ffyolo checkpoint or imported Ultralytics weights
   std::string source;   // ListDetectSource's
-  std::string save_dir;  // exists already; images go here, labels to save_dir/labels/
+  // Images go here, labels to save_dir/labels/; made and held by the run (HoldRunDirectory) once the
+  // sources are checked against it.
+  std::string save_dir;
   std::string device;    // --device (device.h)
   int img_size = 640;    // rounded up to the model's largest stride
   // Up to this many consecutive images whose letterboxed inputs have the same

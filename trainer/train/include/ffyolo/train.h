@@ -131,11 +131,6 @@ ffr::Status FindLastCheckpoint(const std::string& project, std::string* path);
 // "runs/train/exp", then exp2, exp3, ... (Ultralytics' increment_path).
 std::string IncrementPath(const std::string& path, bool exist_ok);
 
-// Creates the run directory `dir` and holds it (a lock on dir/.lock) until *lock is destroyed: a
-// second run into the same directory (--exist-ok, a --resume of a run still going, two runs that
-// picked the same expN at once) is refused while the first holds it, instead of both writing there.
-ffr::Status HoldRunDirectory(ffr::Env* env, const std::string& dir, std::unique_ptr<ffr::FileLock>* lock);
-
 // The NMS IoU threshold of the final validation of best.pt: 0.65 on COCO, else
 // 0.60, as train.py (`0.65 if is_coco else 0.60`, where is_coco means a val
 // path ending in coco/val2017.txt): here a dataset packed from a source folder
