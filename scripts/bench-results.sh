@@ -70,6 +70,7 @@ ultralytics_env "$OUT_DIR" || { status=$?; [ "$status" != 77 ] ||
   exit "$status"; }
 
 data=$OUT_DIR/synth
+own_synth_dir "$data" bench-results
 synth_both_layouts "$BIN" "$data" --train "$TRAIN" --val "$VAL" "${SYNTH_SIZE[@]}"
 rm -rf "$OUT_DIR/train" "$OUT_DIR/logs"
 mkdir -p "$OUT_DIR/logs"

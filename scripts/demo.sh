@@ -25,6 +25,7 @@ own_out_dir "$OUT" demo || {
   exit 1
 }
 
+own_synth_dir "$OUT/synth" demo
 "$BIN/yolo-synth" -o "$OUT/synth" --train "${TRAIN_IMAGES:-1024}" --val "${VAL_IMAGES:-64}" --min-size 160 \
   --max-size 320 --seed 1 --force
 "$BIN/yolo-pack" "$OUT/synth" -o "$OUT/synth.ffr" --force

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo.sh twice into one folder at a tiny size, as a user reruns the README's main command: the
 # second run must succeed and replace what the first wrote (its dataset, pack, grid, training and
-# validation runs), and leave a file of the user's beside them; a folder the demo did not write is refused
-# and left as it was.
+# validation runs), and leave a file of the user's beside them; so must a third over a folder as an older
+# demo left it; a folder the demo did not write is refused and left as it was.
 # Usage: demo_rerun_test.sh BUILD_DIR SCRATCH_DIR
 set -uo pipefail
 demo=$(cd "$(dirname "$0")/../.." && pwd)/scripts/demo.sh
@@ -46,6 +46,13 @@ expect_run "$out" 16 1
 for f in train_batch0.jpg synth.ffr/dataset.yaml train/exp/weights/best.pt val/exp/stats.json; do
   [ "$out/$f" -nt "$work/between" ] || fail "the second run did not replace $out/$f"
 done
+[ "$(cat "$out/notes.txt")" = mine ] || fail "the demo changed a file of the user's in $out"
+
+# A folder as a demo from before yolo-synth's record (synth/.yolo-synth) left it: yolo-synth --force
+# refuses a set without the record as someone else's, and the README's command failed there.
+rm "$out/synth/.yolo-synth"
+demo "$out" 24 1 || fail "a run over an older demo's folder failed: $(tail -n 20 "$out.log")"
+expect_run "$out" 24 1
 [ "$(cat "$out/notes.txt")" = mine ] || fail "the demo changed a file of the user's in $out"
 
 [ "$failures" = 0 ] && echo "the demo ran twice, the second run replacing the first's outputs alone"
