@@ -205,24 +205,45 @@ Status ReadRecord(const SyntheticOptions& o, SyntheticOptions* earlier) {
       !RecordField(record, "train_split", &earlier->train_split) ||
       !RecordField(record, "train_images", &earlier->train_images) ||
       !RecordField(record, "val_split", &earlier->val_split) || !RecordField(record, "val_images", &earlier->val_images) ||
-      !ValidateSplitName(earlier->train_split).ok() || !ValidateSplitName(earlier->val_split).ok())
+      !ValidateOptions(*earlier).ok())
     return Status::Corruption(path + ": not the record yolo-synth keeps of what it wrote here, so its files cannot "
                               "be told from the others; remove the folder, or choose another");
   return Status::OK();
 }
 
+// Whether `name`, in the image (`extension` ".jpg") or label (".txt") folder of `split`, is a file the
+// run wrote there or its temporary: FileStem(ImageId(split, i)) + extension for an image i of the split.
+bool WrittenName(const Split& split, std::string name, const std::string& extension) {
+  constexpr size_t kStem = 12;  // FileStem's digits; ids stay below 2^31
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) name.resize(name.size() - 4);
+  if (name.size() != kStem + extension.size() || name.compare(kStem, std::string::npos, extension) != 0) return false;
+  int64_t id = 0;
+  for (size_t k = 0; k < kStem; ++k) {
+    if (name[k] < '0' || name[k] > '9') return false;
+    id = id * 10 + (name[k] - '0');
+  }
+  const int64_t index = (id - 1) / 2 - split.first_global_index;
+  return id % 2 == 1 && index >= 0 && index < split.num_images;
+}
+
 // Removes the files the run `o` describes wrote (and their temporaries), then the folders it made that
-// are left empty: another file in them is someone else's, and stays.
+// are left empty: another file in them is someone else's, and stays. The folders' entries are matched
+// against the run's names (not the names listed), so the work is what the folders hold, whatever
+// sizes the record gives. yolo-synth makes no links: a folder of the run's that is one is someone
+// else's, and refused before anything is removed, as the files through it are not the run's.
 Status RemoveWritten(const SyntheticOptions& o) {
   const fs::path out(o.output_dir);
   std::vector<fs::path> files, folders;
+  struct SplitFolder {
+    fs::path folder;
+    Split split;
+    const char* extension;  // of the files the run wrote there
+  };
+  std::vector<SplitFolder> split_folders;
   for (const Split& split : SplitsOf(o)) {
     files.push_back(JsonPath(o, split.name));
-    for (int i = 0; i < split.num_images; ++i) {
-      const std::string stem = FileStem(ImageId(split, i));
-      files.push_back(ImageDir(o, split.name) / (stem + ".jpg"));
-      if (o.yolo_layout) files.push_back(LabelDir(o, split.name) / (stem + ".txt"));
-    }
+    split_folders.push_back({ImageDir(o, split.name), split, ".jpg"});
+    if (o.yolo_layout) split_folders.push_back({LabelDir(o, split.name), split, ".txt"});
     folders.push_back(ImageDir(o, split.name));
     if (o.yolo_layout) folders.push_back(LabelDir(o, split.name));
   }
@@ -231,6 +252,19 @@ Status RemoveWritten(const SyntheticOptions& o) {
     folders.insert(folders.end(), {out / "images", out / "labels"});
   }
   folders.push_back(out / "annotations");
+  for (const fs::path& folder : folders) {
+    std::error_code ec;
+    if (fs::is_symlink(folder, ec))
+      return Status::AlreadyExists(folder.string() + ": a link, which yolo-synth never makes, so what it leads to is "
+                                   "not yolo-synth's to replace; remove the link, or choose another folder");
+  }
+  for (const SplitFolder& f : split_folders) {
+    if (!o.env->IsDirectory(f.folder.string())) continue;
+    std::vector<std::string> names;
+    FFR_RETURN_IF_ERROR(o.env->GetChildren(f.folder.string(), &names));
+    for (const std::string& name : names)
+      if (WrittenName(f.split, name, f.extension)) files.push_back(f.folder / name);
+  }
   for (const fs::path& file : files)
     for (const std::string& path : {file.string(), file.string() + ".tmp"})
       FFR_RETURN_IF_ERROR(o.env->RemoveFile(path));

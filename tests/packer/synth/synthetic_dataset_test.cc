@@ -445,6 +445,45 @@ TEST(SyntheticDatasetTest, ForceRemovesWhatAnEarlierRunWrote) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir / "images/train2017"), fs::directory_iterator()), 3);
 }
 
+// A record made by hand or damaged: sizes past what yolo-synth writes are refused naming the record
+// (its names were listed one by one, std::bad_alloc at 2^31 images); a size it may write costs what
+// the folders hold, not the size (2^30 names were listed, tens of GB). A split folder that is a link
+// (yolo-synth makes none) is refused: its files were removed through it.
+TEST(SyntheticDatasetTest, ForceTrustsARecordOnlyAsFarAsTheFolderGoes) {
+  ScratchDir dir("damaged_record");
+  SyntheticOptions o = SmallOptions(dir.path());
+  o.train_images = 2;
+  o.val_images = 0;
+  GenerateOrDie(o);
+  const std::string record = dir / ".yolo-synth";
+  const std::string text = ReadFileToString(record);
+  const auto with_train_images = [&](const std::string& count) {
+    std::string damaged = text;
+    const std::string field = "\"train_images\": 2";
+    damaged.replace(damaged.find(field), field.size(), "\"train_images\": " + count);
+    ASSERT_TRUE(testing::WriteStringToFile(record, damaged));
+  };
+  o.force = true;
+  SyntheticSummary summary;
+  with_train_images("2147483647");
+  const ffr::Status refused = GenerateSyntheticCoco(o, &summary);
+  EXPECT_TRUE(refused.IsCorruption()) << refused.ToString();
+  EXPECT_NE(refused.message().find(record + ": not the record yolo-synth keeps"), std::string::npos)
+      << refused.ToString();
+  with_train_images("1073741823");
+  GenerateOrDie(o);
+  EXPECT_EQ(ReadFileToString(record), text);
+
+  fs::create_directory(dir / "photos");
+  ASSERT_TRUE(testing::WriteStringToFile(dir / "photos/000000000001.jpg", "my photo"));
+  fs::rename(dir / "train2017", dir / "old");
+  fs::create_directory_symlink(dir / "photos", dir / "train2017");
+  const ffr::Status linked = GenerateSyntheticCoco(o, &summary);
+  EXPECT_TRUE(linked.IsAlreadyExists()) << linked.ToString();
+  EXPECT_NE(linked.message().find(dir / "train2017" + ": a link"), std::string::npos) << linked.ToString();
+  EXPECT_EQ(ReadFileToString(dir / "photos/000000000001.jpg"), "my photo");
+}
+
 // Every file the generator writes goes through its Env: each failed call of a run is reported naming
 // the file, leaves no temporary file, and never a JSON (the mark of a complete dataset).
 TEST(SyntheticDatasetTest, EveryFailedWriteIsReportedAndLeavesNoCompleteDataset) {
