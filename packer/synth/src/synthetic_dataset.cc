@@ -75,7 +75,8 @@ struct ImageRecord {
 };
 
 Status ValidateSplitName(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ||
+  // A NUL ends the name the file system sees ("x\0y" writes into x).
+  if (name.empty() || name.find_first_of(std::string("/\0", 2)) != std::string::npos || name == "." || name == ".." ||
       name == "annotations" || name == "images" || name == "labels") {
     return Status::InvalidArgument("split name '" + name +
                                    "' must be a plain folder name other than annotations, images, labels");

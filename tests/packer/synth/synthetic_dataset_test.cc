@@ -446,7 +446,8 @@ TEST(SyntheticDatasetTest, ForceRemovesWhatAnEarlierRunWrote) {
 }
 
 // A record made by hand or damaged: sizes past what yolo-synth writes are refused naming the record
-// (its names were listed one by one, std::bad_alloc at 2^31 images); a size it may write costs what
+// (its names were listed one by one, std::bad_alloc at 2^31 images), as is a split name holding a NUL;
+// a size it may write costs what
 // the folders hold, not the size (2^30 names were listed, tens of GB). A split folder that is a link
 // (yolo-synth makes none) is refused: its files were removed through it.
 TEST(SyntheticDatasetTest, ForceTrustsARecordOnlyAsFarAsTheFolderGoes) {
@@ -470,6 +471,11 @@ TEST(SyntheticDatasetTest, ForceTrustsARecordOnlyAsFarAsTheFolderGoes) {
   EXPECT_TRUE(refused.IsCorruption()) << refused.ToString();
   EXPECT_NE(refused.message().find(record + ": not the record yolo-synth keeps"), std::string::npos)
       << refused.ToString();
+  // A split name the file system would cut at its NUL (the record's JSON may hold one).
+  std::string nul_split = text;
+  nul_split.replace(nul_split.find("\"val2017\""), 9, "\"x\\u0000y\"");
+  ASSERT_TRUE(testing::WriteStringToFile(record, nul_split));
+  EXPECT_TRUE(GenerateSyntheticCoco(o, &summary).IsCorruption());
   with_train_images("1073741823");
   GenerateOrDie(o);
   EXPECT_EQ(ReadFileToString(record), text);
