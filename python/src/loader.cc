@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <limits>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -300,7 +302,7 @@ class PyLoader {
 
   // The next call of __next__ starts `epoch` from its first batch.
   void SetEpoch(int64_t epoch) {
-    if (epoch < 0) throw nb::value_error("epoch must be >= 0");
+    CheckEpoch("epoch", epoch);
     Restart(epoch, 0);
   }
 
@@ -324,12 +326,36 @@ class PyLoader {
       RefuseIfOther(name, mine, d[key]);
     }
     if (!d.contains("epoch") || !d.contains("batch")) throw nb::value_error("state_dict has no 'epoch' or 'batch'");
+    RefuseUnknownKeys("state_dict", d, Made(), {"epoch", "batch"});
     const int64_t epoch = StateInteger(d, "epoch"), batch = StateInteger(d, "batch");
-    if (epoch < 0 || batch < 0 || batch > size())
-      throw nb::value_error(("state_dict's epoch " + std::to_string(epoch) + " batch " + std::to_string(batch) +
-                             " is out of range (" + std::to_string(size()) + " batches an epoch)")
+    CheckEpoch("state_dict's epoch", epoch);
+    if (batch < 0 || batch > size())
+      throw nb::value_error(("state_dict's batch " + std::to_string(batch) + " is out of range (" +
+                             std::to_string(size()) + " batches an epoch)")
                                 .c_str());
     Restart(epoch, batch);
+  }
+
+  // Epochs count up from here one at a time: a bound far above any run keeps epoch + 1 from wrapping.
+  static constexpr int64_t kMaxEpoch = std::numeric_limits<int32_t>::max();
+  static void CheckEpoch(const std::string& what, int64_t epoch) {
+    if (epoch < 0 || epoch > kMaxEpoch)
+      throw nb::value_error((what + " " + std::to_string(epoch) + " is out of range [0, " +
+                             std::to_string(kMaxEpoch) + "]")
+                                .c_str());
+  }
+
+  // A key this loader does not know names something the state was made with that this version cannot
+  // check: refused, not ignored.
+  static void RefuseUnknownKeys(const std::string& what, const nb::dict& theirs, const nb::dict& mine,
+                                std::initializer_list<const char*> also_known = {}) {
+    for (auto [key, value] : theirs) {
+      bool known = mine.contains(key);
+      for (const char* name : also_known) known = known || nb::str(name).equal(key);
+      if (!known)
+        Raise(PyExc_ValueError, what + " has " + nb::cast<std::string>(nb::repr(key)) +
+                                    ", which this loader does not make its batches from");
+    }
   }
 
   // What the batches are made from, which a state names: the dataset (its manifest's CRC-32, which a copy
@@ -362,6 +388,7 @@ class PyLoader {
   static void RefuseIfOther(const std::string& what, nb::handle mine, nb::handle theirs) {
     if (nb::isinstance<nb::dict>(mine) && nb::isinstance<nb::dict>(theirs)) {
       const nb::dict their_dict = nb::borrow<nb::dict>(theirs);
+      RefuseUnknownKeys("state_dict's " + what, their_dict, nb::borrow<nb::dict>(mine));
       for (auto [key, value] : nb::borrow<nb::dict>(mine)) {
         const std::string entry = what + "[" + nb::cast<std::string>(nb::repr(key)) + "]";
         if (!their_dict.contains(key)) Raise(PyExc_ValueError, "state_dict has no " + entry);
@@ -378,7 +405,7 @@ class PyLoader {
   // An integer of a state dict: what else it holds (2.0, '1') is refused naming it, not met as std::bad_cast.
   static int64_t StateInteger(const nb::dict& d, const char* key) {
     int64_t value = 0;
-    if (!nb::try_cast(d[key], value))
+    if (nb::isinstance<nb::bool_>(d[key]) || !nb::try_cast(d[key], value))
       throw nb::value_error((std::string("state_dict's ") + key + " is " + nb::cast<std::string>(nb::repr(d[key])) +
                              ": not an integer")
                                 .c_str());

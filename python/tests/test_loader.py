@@ -226,6 +226,25 @@ def test_a_state_dict_of_other_types_is_refused_naming_the_entry(coco128):
             loader.load_state_dict(state)
 
 
+def test_a_state_with_a_bool_an_epoch_past_the_bound_or_an_unknown_entry_is_refused(coco128):
+    """batch=True was taken as 1, epoch 2**63-1 wrapped to a negative epoch after it, and keys this version does
+    not know (at the top or in hyp) were ignored (#45's hostile pass)."""
+    loader = make(coco128, workers=1)
+    state = loader.state_dict()
+    with pytest.raises(ValueError, match=re.escape("state_dict's batch is True: not an integer")):
+        loader.load_state_dict(dict(state, batch=True))
+    for epoch in (2**63 - 1, 2**31):
+        with pytest.raises(ValueError, match=re.escape(f"state_dict's epoch {epoch} is out of range [0, 2147483647]")):
+            loader.load_state_dict(dict(state, epoch=epoch))
+    with pytest.raises(ValueError, match=re.escape("epoch 2147483648 is out of range")):
+        loader.set_epoch(2**31)
+    with pytest.raises(ValueError, match=re.escape("state_dict has 'mosaic_buffer', which this loader does not")):
+        loader.load_state_dict(dict(state, mosaic_buffer=64))
+    with pytest.raises(ValueError, match=re.escape("state_dict's hyp has 'cutmix', which this loader does not")):
+        loader.load_state_dict(dict(state, hyp=dict(state["hyp"], cutmix=0.0)))
+    loader.load_state_dict(dict(state, epoch=2**31 - 1))  # the bound itself is an epoch
+
+
 @pytest.mark.parametrize("option, value, entry", [
     ("shuffle", False, "shuffle"),
     ("rect", True, "rect"),
