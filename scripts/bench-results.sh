@@ -6,12 +6,15 @@
 # hyperparameters (one --hyp file given to both), validating every epoch, once per seed F..F+K-1 (F 0 unless
 # --first-seed says; a later run adds seeds to an earlier one's). One run
 # gives one draw of a noisy result: only the spread over seeds says whether two trainers differ.
-# The two alternate, seed by seed, so that a change in the machine's load falls on both.
+# The two alternate, seed by seed, so that a change in the machine's load falls on both. --through-ffyolo adds
+# a third, train.py reading the packed set through ffyolo.ultralytics.create_dataloader (given its --seed:
+# python/bench/train_py_through_ffyolo.py), so that the loader's part and the trainer's part of a difference
+# show apart; its ffyolo is FFYOLO_PYTHON's (default .venv-python/bin/python, scripts/python-test.sh makes it).
 #
 #   bash scripts/bench-results.sh [--seeds K] [--first-seed F] [--epochs E] [--cfg yolov5n] [--img 192] [--batch 32]
 #        [--workers 2] [--hyp configs/hyps/hyp.scratch-low.yaml] [--train 1024] [--val 64]
 #        [--min-size 160 --max-size 320 | --size WxH]
-#        [--device cpu|0] [--build-dir build] [--out runs/bench-results]
+#        [--device cpu|0] [--build-dir build] [--out runs/bench-results] [--through-ffyolo]
 #
 # The defaults are the demo's job (scripts/demo.sh) for 5 seeds: about 50 minutes on 2 CPUs. It prints, in
 # Markdown (also written to OUT/results.md), each run's best epoch (the best.pt one: the highest
@@ -32,7 +35,9 @@ synth_size() {  # the first of the size options replaces the default
   size_given=1
   SYNTH_SIZE+=("$@")
 }
+THROUGH_FFYOLO=0
 while [ $# -gt 0 ]; do
+  [ "$1" != --through-ffyolo ] || { THROUGH_FFYOLO=1; shift; continue; }
   [ $# -ge 2 ] || { echo "bench-results: $1 needs a value" >&2; exit 2; }
   case "$1" in
     --seeds) SEEDS=$2 ;;
@@ -72,6 +77,17 @@ ultralytics_env "$OUT_DIR" || { status=$?; [ "$status" != 77 ] ||
 data=$OUT_DIR/synth
 own_synth_dir "$data" bench-results
 synth_both_layouts "$BIN" "$data" --train "$TRAIN" --val "$VAL" "${SYNTH_SIZE[@]}"
+if [ "$THROUGH_FFYOLO" = 1 ]; then
+  # A folder holding only the ffyolo package, on the reference python's path (each keeps its own numpy).
+  ffyolo_python=${FFYOLO_PYTHON:-.venv-python/bin/python}
+  package=$("$ffyolo_python" -c 'import ffyolo, os; print(os.path.dirname(ffyolo.__file__))') || {
+    echo "bench-results: --through-ffyolo: $ffyolo_python has no ffyolo (scripts/python-test.sh makes one)" >&2
+    exit 1
+  }
+  rm -rf "$OUT_DIR/ffyolo-path" && mkdir -p "$OUT_DIR/ffyolo-path" && ln -s "$package" "$OUT_DIR/ffyolo-path/ffyolo"
+  sed -e "s|^path: .*|path: '$(realpath "$data.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
+    "$data/data.yaml" >"$data-ffr.yaml"
+fi
 rm -rf "$OUT_DIR/train" "$OUT_DIR/logs"
 mkdir -p "$OUT_DIR/logs"
 runs=$OUT_DIR/runs.tsv
@@ -109,6 +125,9 @@ common=(--hyp "$HYP" --img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --workers 
 for ((seed = FIRST_SEED; seed <= LAST_SEED; seed++)); do
   train yolo-train "$seed" "$BIN/yolo-train" --data "$data.ffr" --cfg "$CFG" "${common[@]}"
   train train.py "$seed" "$ULTRALYTICS_PYTHON" -m yolov5.train --data "$data/data.yaml" --cfg "$CFG.yaml" \
+    --weights '' --noplots "${common[@]}"
+  [ "$THROUGH_FFYOLO" = 0 ] || train train.py+ffyolo "$seed" env PYTHONPATH="$PYTHONPATH:$OUT_DIR/ffyolo-path" \
+    "$ULTRALYTICS_PYTHON" python/bench/train_py_through_ffyolo.py --data "$data-ffr.yaml" --cfg "$CFG.yaml" \
     --weights '' --noplots "${common[@]}"
 done
 

@@ -5,12 +5,14 @@ install-deps.sh`). Each check runs there as a script, with only this package add
 environment keeps its own numpy); skipped, saying so, where an environment is missing."""
 
 import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, environment, run, tool
+from conftest import REPO, TOOLS, environment, run, tool
 
 REF_PYTHON = Path(os.environ.get("REF_VENV", REPO / ".venv-ref")) / "bin" / "python"
 CUDA_PYTHON = Path(os.environ.get("TORCH_VENV", REPO / ".venv-cuda")) / "bin" / "python"
@@ -68,3 +70,19 @@ def test_augmented_samples_are_distributed_as_yolov5s(synthetic_both_layouts, ff
     python = environment(REF_PYTHON, "torch, scipy, yolov5.train")
     out = run(python, "augment_distribution.py", synthetic_both_layouts, 2048, path=ffyolo_path, timeout=300)
     assert "augmented distributions agree over 2048 samples each" in out
+
+
+def test_the_seed_benchmark_runs_train_py_through_this_package_too(tmp_path):
+    """scripts/bench-results.sh --through-ffyolo at a tiny size: a row for train.py reading the packed set
+    through ffyolo.ultralytics.create_dataloader (given its --seed) beside yolo-train's and train.py's own."""
+    environment(REF_PYTHON, "torch, yolov5.train")
+    tool("yolo-train")
+    done = subprocess.run(["bash", str(REPO / "scripts/bench-results.sh"), "--seeds", "1", "--first-seed", "2",
+                           "--epochs", "1", "--train", "16", "--val", "8", "--min-size", "64", "--max-size", "128",
+                           "--img", "64", "--batch", "8", "--through-ffyolo", "--build-dir", str(TOOLS.parent),
+                           "--out", str(tmp_path / "bench")],
+                          env=dict(os.environ, FFYOLO_PYTHON=sys.executable), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for trainer in ("yolo-train", "train.py+ffyolo", "train.py"):
+        assert re.search(rf"\| {re.escape(trainer)} \| 2 \| [0-9.]+ \| [0-9.]+ \| 1 \|", done.stdout), done.stdout
