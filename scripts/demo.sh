@@ -3,10 +3,9 @@
 # pack it into ffr shards, verify every byte of it, print what it holds, draw a
 # grid of augmented training samples, train YOLOv5n on the CPU for a few epochs
 # and validate the best weights (Ultralytics table + COCO stats).
-# About 8 s an epoch on 2 vCPUs. Its result depends on the seed: over five seeds (2026-11-28, a 2-core AMD EPYC)
-# 25 epochs reached a best mAP50 of 0.622-0.866 (mean 0.776), YOLOv5 v7.0's train.py 0.787-0.894 (mean 0.826)
-# on the same data (docs/bench.md, scripts/bench-results.sh); since the learning-rate schedule's fix, 0.677-0.885
-# (mean 0.801). EPOCHS=2 for a quick look.
+# About 8 s an epoch on 2 vCPUs. Its result depends on the seed: over ten seeds (2026-11-28/29, a 2-core AMD
+# EPYC) 25 epochs reached a best mAP50 of 0.637-0.909 (mean 0.806), YOLOv5 v7.0's train.py 0.760-0.899 (mean
+# 0.826) on the same data (docs/bench.md, scripts/bench-results.sh). EPOCHS=2 for a quick look.
 #
 # Re-runnable: everything goes into OUT (default runs/demo), which the demo marks as its own
 # (OUT/.ffyolo-demo); each run replaces what the last one wrote there (synth/, synth.ffr/,
