@@ -81,6 +81,17 @@ def ultralytics_round(args, images: Path, hyp: dict) -> tuple[int, float, float]
     return result
 
 
+def print_rates(rows: dict) -> None:
+    """A Markdown table: per loader, each round's samples/s and samples per CPU-second, from timed_epochs'
+    (samples, wall seconds, CPU seconds)."""
+    print("| loader | samples/s (each round) | samples per CPU-second (each round) |")
+    print("|---|---|---|")
+    for name, results in rows.items():
+        rates = ", ".join(f"{n / wall:.1f}" for n, wall, _ in results)
+        per_cpu = ", ".join(f"{n / cpu:.1f}" for n, _, cpu in results)
+        print(f"| {name} | {rates} | {per_cpu} |")
+
+
 def scratch_low_hyp() -> dict:
     """YOLOv5 v7.0's hyp.scratch-low, from the yolov5 package."""
     import yolov5
@@ -119,12 +130,7 @@ def main() -> None:
             rows["Ultralytics v7.0"].append(ultralytics_round(args, images, hyp))
     print(f"img {args.img}, batch {args.batch}, {args.workers} workers, {args.epochs} epochs a round, "
           f"{args.rounds} rounds, {os.cpu_count()} CPUs, cache {args.cache or 'none'}\n")
-    print("| loader | samples/s (each round) | samples per CPU-second (each round) |")
-    print("|---|---|---|")
-    for name, results in rows.items():
-        rates = ", ".join(f"{n / wall:.1f}" for n, wall, _ in results)
-        per_cpu = ", ".join(f"{n / cpu:.1f}" for n, _, cpu in results)
-        print(f"| {name} | {rates} | {per_cpu} |")
+    print_rates(rows)
 
 
 if __name__ == "__main__":

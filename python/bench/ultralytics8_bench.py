@@ -28,7 +28,7 @@ from ultralytics.data.utils import check_det_dataset
 
 import ffyolo
 from ffyolo._ultralytics8 import PackedDetectionDataset, PackedDetectionLoader
-from loader_bench import children_cpu_seconds, timed_epochs, yolo_images_copy
+from loader_bench import children_cpu_seconds, print_rates, timed_epochs, yolo_images_copy
 
 
 def all_cpu_seconds() -> float:
@@ -82,12 +82,7 @@ def main() -> None:
     print(f"img {args.img}, batch {args.batch}, {args.workers} workers, {args.epochs} epochs a round, "
           f"{args.rounds} rounds, {os.cpu_count()} CPUs, 1-minute load average at each round's start and the "
           f"end: {', '.join(f'{x:.2f}' for x in load)}\n")
-    print("| loader | samples/s (each round) | samples per CPU-second (each round) |")
-    print("|---|---|---|")
-    for name, results in rows.items():
-        rates = ", ".join(f"{n / wall:.1f}" for n, wall, _ in results)
-        per_cpu = ", ".join(f"{n / cpu:.1f}" for n, _, cpu in results)
-        print(f"| {name} | {rates} | {per_cpu} |")
+    print_rates(rows)
     ours, theirs = rows.values()
     ratios = ", ".join(f"{(a[0] / a[2]) / (b[0] / b[2]):.2f}" for a, b in zip(ours, theirs))
     print(f"\nffyolo / Ultralytics per CPU-second, each round: {ratios}")
