@@ -85,8 +85,7 @@ if [ "$THROUGH_FFYOLO" = 1 ]; then
     exit 1
   }
   rm -rf "$OUT_DIR/ffyolo-path" && mkdir -p "$OUT_DIR/ffyolo-path" && ln -s "$package" "$OUT_DIR/ffyolo-path/ffyolo"
-  sed -e "s|^path: .*|path: '$(realpath "$data.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
-    "$data/data.yaml" >"$data-ffr.yaml"
+  packed_data_yaml "$data"
 fi
 rm -rf "$OUT_DIR/train" "$OUT_DIR/logs"
 mkdir -p "$OUT_DIR/logs"

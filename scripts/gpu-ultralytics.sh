@@ -85,8 +85,7 @@ row "Ultralytics v7.0 train.py, $WORKERS workers" "$OUT_DIR/compare-ultralytics.
 # train.py through ffyolo: its data YAML names the packed splits.
 with_ffyolo=$PYTHONPATH${FFYOLO_SITE:+:$FFYOLO_SITE}
 if PYTHONPATH=$with_ffyolo "$ULTRALYTICS_PYTHON" -c 'import ffyolo.ultralytics' 2>/dev/null; then
-  sed -e "s|^path: .*|path: '$(realpath "$data.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
-    "$data/data.yaml" >"$data-ffr.yaml"
+  packed_data_yaml "$data"
   workers=${FEW_WORKERS:-$WORKERS}
   row "train.py through ffyolo.ultralytics, $workers workers" "$OUT_DIR/compare-through-ffyolo.log" \
     env PYTHONPATH="$with_ffyolo" "$ULTRALYTICS_PYTHON" python/bench/train_py_through_ffyolo.py "${train_py_args[@]}" \

@@ -36,3 +36,10 @@ synth_both_layouts() {
   "$bin/yolo-synth" -o "$data" --yolo "$@" --seed 1 --force >/dev/null &&
     "$bin/yolo-pack" "$data" -o "$data.ffr" --force >/dev/null
 }
+
+# packed_data_yaml DATA: DATA-ffr.yaml, synth_both_layouts' data YAML with its splits named in the packed set
+# DATA.ffr instead, for train.py reading through ffyolo.ultralytics.create_dataloader.
+packed_data_yaml() {
+  sed -e "s|^path: .*|path: '$(realpath "$1.ffr")'|" -e "s|^train: .*|train: train2017|" -e "s|^val: .*|val: val2017|" \
+    "$1/data.yaml" >"$1-ffr.yaml"
+}
