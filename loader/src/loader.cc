@@ -151,7 +151,6 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (opt_.workers > LoaderOptions::kMaxWorkers)
     return Status::InvalidArgument("workers " + std::to_string(opt_.workers) + ": more than " +
                                    std::to_string(LoaderOptions::kMaxWorkers) + " loader threads");
-  if (opt_.pixel_cache) FFR_RETURN_IF_ERROR(PixelCacheServes(opt_));
   if (opt_.ultralytics_workers < 1)
     return Status::InvalidArgument("ultralytics_workers " + std::to_string(opt_.ultralytics_workers) +
                                    ": at least 1");
@@ -294,6 +293,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
     plan.workers = opt_.ultralytics_workers;
     plan.mosaic = opt_.hyp.mosaic;
     plan.mixup = opt_.hyp.mixup;
+    plan.buffer = opt_.mosaic_buffer;
     plan.seed = opt_.seed;
     plan.rank = static_cast<uint64_t>(opt_.rank);
     plan.epoch = epoch;

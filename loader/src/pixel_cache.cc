@@ -39,34 +39,39 @@ std::string Hex32(uint32_t v) {
   return buf;
 }
 
+// load_image's rule, as cache.yaml's `resize` names it: YOLOv5's for training ("train", INTER_LINEAR) or
+// validation ("val", INTER_AREA when shrinking), or Ultralytics 8's ("ultralytics8": its sizes, always
+// INTER_LINEAR), so that a cache of one rule is never read as another's.
+std::string ResizeRule(const PixelCacheOptions& o) {
+  if (o.augmentation == Augmentation::kUltralytics8) return AugmentationName(o.augmentation);
+  return o.training ? "train" : "val";
+}
+
 // What decides a cache's content. Two caches with equal identities hold the same bytes.
 struct Identity {
   std::string split;
   int img_size = 0;
-  bool training = true;
+  std::string resize;  // ResizeRule
   int64_t samples = 0;
   std::string dataset_crc;  // of the dataset's manifest
   std::string source_crc;   // over the split's sample CRCs, in order
 
   bool operator==(const Identity& o) const {
-    return split == o.split && img_size == o.img_size && training == o.training && samples == o.samples &&
+    return split == o.split && img_size == o.img_size && resize == o.resize && samples == o.samples &&
            dataset_crc == o.dataset_crc && source_crc == o.source_crc;
   }
   // What differs from `o`, for messages.
   std::string Difference(const Identity& o) const {
     if (split != o.split) return "split " + o.split + " instead of " + split;
     if (img_size != o.img_size) return "--img " + std::to_string(o.img_size) + " instead of " + std::to_string(img_size);
-    if (training != o.training)
-      return std::string(o.training ? "training" : "validation") + " resizing instead of " +
-             (training ? "training" : "validation");
+    if (resize != o.resize) return "resize rule " + o.resize + " instead of " + resize;
     if (dataset_crc != o.dataset_crc) return "another dataset manifest (the dataset was packed again or changed)";
     return "other samples (" + std::to_string(o.samples) + ", the split now has " + std::to_string(samples) + ")";
   }
   std::string ToYaml() const {
     return "version: " + std::to_string(kCacheVersion) + "\nsplit: " + split + "\nimg_size: " +
-           std::to_string(img_size) + "\nresize: " + (training ? "train" : "val") +
-           "\nsamples: " + std::to_string(samples) + "\ndataset_crc: \"" + dataset_crc + "\"\nsource_crc: \"" +
-           source_crc + "\"\n";
+           std::to_string(img_size) + "\nresize: " + resize + "\nsamples: " + std::to_string(samples) +
+           "\ndataset_crc: \"" + dataset_crc + "\"\nsource_crc: \"" + source_crc + "\"\n";
   }
 };
 
@@ -103,7 +108,7 @@ Status ParseCacheManifest(const std::string& text, const std::string& where, Cac
     CacheManifest m;
     m.identity.split = y["split"].as<std::string>();
     m.identity.img_size = y["img_size"].as<int>();
-    m.identity.training = y["resize"].as<std::string>() == "train";
+    m.identity.resize = y["resize"].as<std::string>();
     m.identity.samples = y["samples"].as<int64_t>();
     m.identity.dataset_crc = y["dataset_crc"].as<std::string>();
     m.identity.source_crc = y["source_crc"].as<std::string>();
@@ -148,17 +153,17 @@ Status OpenInputs(const Dataset& dataset, const PixelCacheOptions& opt, CacheInp
     const uint32_t c = in->source->sample_crc(i);
     source_crc = ffr::Crc32Extend(source_crc, &c, sizeof(c));
   }
-  in->identity = {in->split, opt.img_size, opt.training, n, dataset.ManifestCrc(), Hex32(source_crc)};
+  in->identity = {in->split, opt.img_size, ResizeRule(opt), n, dataset.ManifestCrc(), Hex32(source_crc)};
   return Status::OK();
 }
 
 // The size of each sample's cached record, which plans the shards: it follows
 // from the label index, so no image is decoded.
-std::vector<uint64_t> RecordSizes(const LabelIndex& index, int img_size) {
+std::vector<uint64_t> RecordSizes(const LabelIndex& index, int img_size, Augmentation mode) {
   std::vector<uint64_t> sizes;
   sizes.reserve(index.size());
   for (size_t i = 0; i < index.size(); ++i) {
-    const cv::Size size = LoadResizeSize(index.width(i), index.height(i), img_size);
+    const cv::Size size = LoadResizeSize(index.width(i), index.height(i), img_size, mode);
     sizes.push_back(kRecordHeaderSize + index.file_name(i).size() + kRecordBoxSize * index.box_count(i) +
                     uint64_t{3} * size.width * size.height);
   }
@@ -337,6 +342,7 @@ Status CacheBuilder::BuildShard(const std::string& path, int64_t begin, int64_t 
   context.reader = in_->source.get();
   context.split = in_->split;
   context.img_size = opt_.img_size;
+  context.augmentation = opt_.augmentation;
   context.decode_less = false;  // the whole image, as load_image decodes it
   context.exif_applied = in_->exif_applied;
   const int threads = std::max(1, std::min<int>(opt_.threads > 0 ? opt_.threads : UsableCpus(),
@@ -405,7 +411,7 @@ Status CacheBuilder::Steps() {
     return Status::Corruption(dataset_.split_dir(in_->split) + ": the label index lists " +
                               std::to_string(index.size()) + " samples, the shards hold " +
                               std::to_string(in_->identity.samples));
-  const std::vector<uint64_t> records = RecordSizes(index, opt_.img_size);
+  const std::vector<uint64_t> records = RecordSizes(index, opt_.img_size, opt_.augmentation);
   const std::vector<size_t> starts = PlanShards(records, opt_.shard_bytes);
   const size_t shard_count = starts.size() - 1;
   space_.total = ShardSetBytes(records, starts);
@@ -455,6 +461,7 @@ PixelCacheOptions PixelCacheFor(const LoaderOptions& options) {
   po.split = options.split;
   po.img_size = options.img_size;
   po.training = options.training;
+  po.augmentation = options.augmentation;
   po.directory = options.pixel_cache_dir;
   return po;
 }
@@ -467,7 +474,8 @@ Status PixelCacheDir(const Dataset& dataset, const PixelCacheOptions& options, s
   }
   std::string split = options.split;
   FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options.training, &split));
-  *dir = dataset.path() + "/cache/" + split + "-" + std::to_string(options.img_size) + (options.training ? "" : "-val");
+  *dir = dataset.path() + "/cache/" + split + "-" + std::to_string(options.img_size) +
+         (options.augmentation == Augmentation::kUltralytics8 ? "-u8" : options.training ? "" : "-val");
   return Status::OK();
 }
 
@@ -503,18 +511,10 @@ Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend) {
   return Status::OK();
 }
 
-Status PixelCacheServes(const LoaderOptions& options) {
-  if (options.augmentation == Augmentation::kUltralytics8)
-    return Status::InvalidArgument(
-        "the pixel cache holds YOLOv5's load_image sizes and interpolation; Ultralytics 8's augmentation reads "
-        "images without it");
-  return Status::OK();
-}
-
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
                      const std::string& instead, PixelCacheSummary* summary) {
-  FFR_RETURN_IF_ERROR(PixelCacheServes(*options));
   FFR_RETURN_IF_ERROR(PixelCacheBackend(mode, &options->reader.backend));
+  options->mosaic_buffer = mode != "ram";
   if (options->split.empty()) FFR_RETURN_IF_ERROR(dataset.ResolveSplit(options->training, &options->split));
   options->pixel_cache = true;
   PixelCacheOptions po = PixelCacheFor(*options);

@@ -182,7 +182,9 @@ class Loader:
     instead of decoding JPEGs. augmentation='ultralytics8' makes the batches as the `ultralytics`
     package 8.4 (YOLOv8/YOLO11) makes them (docs/loader.md, "Ultralytics 8's augmentation"): mosaic
     tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
-    sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; no pixel cache.
+    sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; its pixel cache
+holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mosaic tiles from the
+whole split, as Ultralytics' cache='ram' does (no buffer).
     rank and world_size give this
     process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
     batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,

@@ -189,10 +189,29 @@ def test_bad_options_raise_naming_them(coco128, options, error, words):
         ffyolo.Loader(coco128, **options)
 
 
-def test_ultralytics_8s_augmentation_refuses_the_pixel_cache_before_building_it(coco128, tmp_path):
-    with pytest.raises(ValueError, match="Ultralytics 8's augmentation reads images without it"):
-        ffyolo.Loader(coco128, split="train2017", augmentation="ultralytics8", cache="ram")
-    assert not any((coco128 / "cache").glob("train2017-640*")), "a cache was built before the refusal"
+def test_ultralytics_8s_pixel_cache_is_its_own_and_ram_takes_tiles_from_the_whole_split(coco128):
+    """In the ultralytics8 mode the pixel cache holds Ultralytics 8's load_image images, in its own folder (a
+    YOLOv5 cache beside it is not read); cache='disk' gives the batches of the decoding loader where no image
+    shrinks by 2 or more (the cache holds whole decodes, the loader decodes those at a smaller DCT scale), and
+    cache='ram' other mosaics (tiles from the whole split, as Ultralytics' cache='ram'), the same each time."""
+    def make(**options):
+        return ffyolo.Loader(coco128, split="train2017", img=64, batch=BATCH, seed=SEED, workers=2, **options)
+
+    options = dict(augmentation="ultralytics8")
+    make(cache="ram").close()  # a YOLOv5 cache of the same split and size
+    assert (coco128 / "cache" / "train2017-64" / "cache.yaml").read_text().count("resize: train") == 1
+    disk = make(cache="disk", **options)
+    assert disk.state_dict()["mosaic_buffer"] is True
+    assert (coco128 / "cache" / "train2017-64-u8" / "cache.yaml").read_text().count("resize: ultralytics8") == 1
+    # At 64 every coco128 image shrinks 8 times or more: the loader decodes it smaller, so compare the records.
+    decoded = make(**options)
+    for (a_imgs, a_targets, a_paths, a_shapes), (b_imgs, b_targets, b_paths, b_shapes) in zip(disk, decoded):
+        assert a_paths == b_paths and a_shapes == b_shapes and a_imgs.shape == b_imgs.shape
+        assert np.array_equal(a_targets, b_targets)
+    ram = make(cache="ram", **options)
+    assert ram.state_dict()["mosaic_buffer"] is False
+    assert loader_digests(ram) != loader_digests(make(cache="disk", **options))
+    assert loader_digests(make(cache="ram", **options)) == loader_digests(make(cache="ram", **options))
 
 
 def test_ultralytics_8s_augmentation_makes_other_batches_the_same_each_time(coco128):
@@ -238,8 +257,8 @@ def test_a_state_with_a_bool_an_epoch_past_the_bound_or_an_unknown_entry_is_refu
             loader.load_state_dict(dict(state, epoch=epoch))
     with pytest.raises(ValueError, match=re.escape("epoch 2147483648 is out of range")):
         loader.set_epoch(2**31)
-    with pytest.raises(ValueError, match=re.escape("state_dict has 'mosaic_buffer', which this loader does not")):
-        loader.load_state_dict(dict(state, mosaic_buffer=64))
+    with pytest.raises(ValueError, match=re.escape("state_dict has 'mosaic_buffers', which this loader does not")):
+        loader.load_state_dict(dict(state, mosaic_buffers=64))
     with pytest.raises(ValueError, match=re.escape("state_dict's hyp has 'cutmix', which this loader does not")):
         loader.load_state_dict(dict(state, hyp=dict(state["hyp"], cutmix=0.0)))
     loader.load_state_dict(dict(state, epoch=2**31 - 1))  # the bound itself is an epoch

@@ -101,17 +101,20 @@ void ExpectSameBatches(const Drained& a, const Drained& b) {
 }
 
 // Training and validation batches from the cache equal the JPEG path's with
-// whole decodes, through every reader backend.
-void ExpectCacheGivesTheBatchesOfWholeDecodes(const std::string& data, int img_size) {
+// whole decodes, through every reader backend, in `mode`'s augmentation.
+void ExpectCacheGivesTheBatchesOfWholeDecodes(const std::string& data, int img_size,
+                                              Augmentation mode = Augmentation::kYolov5) {
   testing::ScratchDir dir("pixel_cache_equal");
   for (const bool training : {true, false}) {
     PixelCacheOptions co = CacheOptions(dir / (training ? "train" : "val"), training);
     co.img_size = img_size;
+    co.augmentation = mode;
     const Status s = Build(data, co);
     ASSERT_TRUE(s.ok()) << s.ToString();
     LoaderOptions lo = TrainingLoader();
     lo.img_size = img_size;
     lo.training = training;
+    lo.augmentation = mode;
     if (!training) lo.split = "";  // the validation default (val2017 where there is one)
     const Drained decoded = Drain(data, lo, 1);
     lo.pixel_cache = true;
@@ -136,6 +139,48 @@ TEST(PixelCacheTest, BatchesAreThoseOfWholeDecodesOnCoco128) {
   ExpectCacheGivesTheBatchesOfWholeDecodes(data, 256);
 }
 
+// Ultralytics 8's load_image (its sizes, INTER_LINEAR even when validation shrinks) in its own cache: a YOLOv5
+// cache here would fail the loader's size check or differ in pixels.
+TEST(PixelCacheTest, Ultralytics8BatchesAreThoseOfWholeDecodes) {
+  ExpectCacheGivesTheBatchesOfWholeDecodes(PackedSyntheticDataset(), 128, Augmentation::kUltralytics8);
+}
+
+TEST(PixelCacheTest, Ultralytics8BatchesAreThoseOfWholeDecodesOnCoco128) {
+  FFYOLO_REQUIRE_SHARED(coco, "data/coco128");
+  testing::ScratchDir dir("pixel_cache_coco_u8");
+  const std::string data = testing::PackCoco128(dir.path());
+  ASSERT_FALSE(data.empty());
+  ExpectCacheGivesTheBatchesOfWholeDecodes(data, 256, Augmentation::kUltralytics8);
+}
+
+// Ultralytics 8's cache='ram' takes mosaic tiles from the whole split (its Mosaic.buffer_enabled is off),
+// cache='disk' from the buffer as without a cache: UsePixelCache's modes give the batches of the JPEG path
+// with whole decodes and that choice of tiles.
+TEST(PixelCacheTest, Ultralytics8RamModeTakesMosaicTilesFromTheWholeSplit) {
+  testing::ScratchDir dir("pixel_cache_u8_modes");
+  const std::string data = dir / "data.ffr";
+  fs::copy(PackedSyntheticDataset(), data, fs::copy_options::recursive);
+  LoaderOptions decoded = TrainingLoader();
+  decoded.augmentation = Augmentation::kUltralytics8;
+  decoded.hyp.mosaic = 1;
+  decoded.split = "train2017";
+  std::map<std::string, Drained> cached;
+  for (const std::string mode : {"ram", "disk"}) {
+    LoaderOptions lo = decoded;
+    const Status s = UsePixelCache(*OpenDataset(data), mode, &lo);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(lo.pixel_cache_dir, "");  // the default place, one folder for both modes
+    EXPECT_EQ(lo.mosaic_buffer, mode != "ram") << mode;
+    cached[mode] = Drain(data, lo, 1);
+  }
+  EXPECT_TRUE(fs::is_regular_file(dir / "data.ffr/cache/train2017-128-u8/cache.yaml"));
+  EXPECT_FALSE(fs::exists(dir / "data.ffr/cache/train2017-128"));
+  ExpectSameBatches(Drain(data, decoded, 1), cached["disk"]);
+  decoded.mosaic_buffer = false;
+  ExpectSameBatches(Drain(data, decoded, 1), cached["ram"]);
+  EXPECT_NE(cached["ram"].images, cached["disk"].images);
+}
+
 TEST(PixelCacheTest, CacheModesNameTheirReaderBackends) {
   ffr::IoBackend backend = ffr::IoBackend::kPread;
   ASSERT_TRUE(PixelCacheBackend("ram", &backend).ok());
@@ -157,6 +202,12 @@ TEST(PixelCacheTest, DefaultPlacesAreUnderTheDatasetPerSplitSizeAndResize) {
   o.training = false;
   ASSERT_TRUE(PixelCacheDir(*d, o, &dir).ok());
   EXPECT_EQ(dir, d->path() + "/cache/val2017-640-val");
+  o.augmentation = Augmentation::kUltralytics8;  // one cache for training and validation: the split names it
+  ASSERT_TRUE(PixelCacheDir(*d, o, &dir).ok());
+  EXPECT_EQ(dir, d->path() + "/cache/val2017-640-u8");
+  o.training = true;
+  ASSERT_TRUE(PixelCacheDir(*d, o, &dir).ok());
+  EXPECT_EQ(dir, d->path() + "/cache/train2017-640-u8");
 }
 
 TEST(PixelCacheTest, ACurrentCacheIsKeptAndAnotherDatasetsIsRebuilt) {
@@ -190,7 +241,14 @@ TEST(PixelCacheTest, ACurrentCacheIsKeptAndAnotherDatasetsIsRebuilt) {
   EXPECT_NE(messages[0].find("rebuilding"), std::string::npos) << messages[0];
   EXPECT_TRUE(Drain(b, lo, 0).status.ok());
 
-  // Another --img or resize rule is another cache, and refused from this folder.
+  // Another --img or resize rule is another cache, and refused from this folder: YOLOv5's is never read as
+  // Ultralytics 8's.
+  lo.augmentation = Augmentation::kUltralytics8;
+  const Drained other_rule = Drain(b, lo, 0);
+  EXPECT_TRUE(other_rule.status.IsInvalidArgument()) << other_rule.status.ToString();
+  EXPECT_NE(other_rule.status.message().find("built for resize rule train instead of ultralytics8"), std::string::npos)
+      << other_rule.status.ToString();
+  lo.augmentation = Augmentation::kYolov5;
   lo.img_size = 160;
   EXPECT_TRUE(Drain(b, lo, 0).status.IsInvalidArgument());
 }
@@ -555,18 +613,6 @@ TEST(PixelCacheTest, AMissingCacheIsRefusedWithHowToBuildIt) {
   const Drained refused = Drain(PackedSyntheticDataset(), lo, 0);
   EXPECT_TRUE(refused.status.IsNotFound()) << refused.status.ToString();
   EXPECT_NE(refused.status.message().find("yolo-ffr cache"), std::string::npos) << refused.status.ToString();
-}
-
-TEST(PixelCacheTest, UltralyticsEightsAugmentationIsRefusedBeforeACacheIsBuilt) {
-  testing::ScratchDir dir("pixel_cache_ultralytics8");
-  const std::unique_ptr<Dataset> d = OpenDataset(PackedSyntheticDataset());
-  LoaderOptions lo = TrainingLoader();
-  lo.augmentation = Augmentation::kUltralytics8;
-  lo.pixel_cache_dir = dir / "cache";
-  const Status s = UsePixelCache(*d, "ram", &lo, "");
-  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("Ultralytics 8's augmentation"), std::string::npos) << s.ToString();
-  EXPECT_FALSE(std::filesystem::exists(lo.pixel_cache_dir)) << "built before it was refused";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -97,6 +98,28 @@ TEST(SampleDrawsTest, TilesComeFromRecentLoadsOfTheSameWorker) {
       EXPECT_TRUE(found) << "position " << p << " tile " << t;
     }
   }
+}
+
+// Without the buffer (Ultralytics' cache='ram'), a tile is any image of the dataset: most were never loaded in
+// the last 64 positions, and together they reach far beyond one buffer's 32 images.
+TEST(SampleDrawsTest, WithoutTheBufferTilesAreAnyImages) {
+  SampleDrawsPlan plan;
+  for (int64_t i = 0; i < 400; ++i) plan.positions.push_back(i);
+  plan.dataset_size = 400;
+  plan.batch_size = 4;
+  plan.buffer = false;
+  const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
+  std::set<int64_t> tiles;
+  int64_t ahead = 0;  // tiles not yet loaded at their position: never in a buffer
+  for (size_t p = 0; p < draws.size(); ++p) {
+    ASSERT_TRUE(draws[p].mosaic);
+    for (int64_t t : draws[p].partners) {
+      tiles.insert(t);
+      ahead += t > static_cast<int64_t>(p);
+    }
+  }
+  EXPECT_GT(tiles.size(), 300u);
+  EXPECT_GT(ahead, 400);
 }
 
 TEST(Ultralytics8Test, LoadResizeRoundsUpAndAlwaysInterpolatesLinearly) {

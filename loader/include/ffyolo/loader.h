@@ -47,6 +47,9 @@ struct LoaderOptions {
   // `ultralytics_workers` is their number (its `workers`, 8 by default).
   Augmentation augmentation = Augmentation::kYolov5;
   int ultralytics_workers = 8;
+  // Ultralytics 8's mosaic tiles from those buffers; false: from the whole split, as its cache='ram' takes
+  // them (UsePixelCache sets it for --cache ram). YOLOv5's augmentation ignores it.
+  bool mosaic_buffer = true;
   // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
   // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare).
   int rank = 0, world_size = 1;
@@ -63,7 +66,7 @@ struct LoaderOptions {
   // of a mosaic tile only the part the warp samples.
   bool decode_less = true;
   // Read load_image's output from the split's pixel cache (pixel_cache.h,
-  // built for this img_size and `training`) instead of decoding: the batches
+  // built for this img_size, `training` and `augmentation`) instead of decoding: the batches
   // are those of decode_less = false, bit for bit. `reader` then applies to
   // the cache's shards (kMmap: Ultralytics' --cache ram, shared by the ranks
   // of a node through the page cache).

@@ -58,6 +58,9 @@ struct SampleDrawsPlan {
   // its own buffer, and makes whole batches, batch b in worker b % workers.
   int workers = 8;
   double mosaic = 1, mixup = 0;  // probabilities
+  // Mosaic.buffer_enabled: false under Ultralytics' cache='ram' (every image in memory), whose tiles are
+  // then any images of the dataset, random.randint's, as MixUp's image.
+  bool buffer = true;
   uint64_t seed = 0, rank = 0;
   int64_t epoch = 0;
 };

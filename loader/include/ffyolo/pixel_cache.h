@@ -1,10 +1,12 @@
-// PixelCache: YOLOv5's load_image output for every image of one split, decoded
-// once and stored raw, so that training reads pixels instead of decoding JPEGs
+// PixelCache: load_image's output (YOLOv5's, or Ultralytics 8's in that
+// augmentation mode) for every image of one split, decoded once and stored raw, so that training reads pixels instead of decoding JPEGs
 // (Ultralytics' --cache, but one copy per node shared by every rank through
 // the page cache, and checked against the dataset it came from).
 //
 //   DATA.ffr/cache/<split>-<img>/        a training cache (load_image with augment)
 //   DATA.ffr/cache/<split>-<img>-val/    a validation cache (INTER_AREA when shrinking)
+//   DATA.ffr/cache/<split>-<img>-u8/     Ultralytics 8's load_image (its sizes, always
+//                                        INTER_LINEAR), training and validation alike
 //     PART_00000.ffr ...                 FFRecord shards of records whose image is
 //                                        raw BGR pixels (ImageEncoding::kBgr)
 //     cache.yaml                         what it was built from; written last
@@ -25,6 +27,7 @@
 
 #include "ffr/env.h"
 #include "ffr/reader.h"
+#include "ffyolo/augmentation.h"
 #include "ffyolo/dataset.h"
 
 namespace ffyolo {
@@ -35,6 +38,9 @@ struct PixelCacheOptions {
   std::string split;       // "" = the dataset's default split for `training`
   int img_size = 640;
   bool training = true;    // load_image's augment: INTER_LINEAR when shrinking; false: INTER_AREA
+  // Whose load_image: Ultralytics 8's sizes and interpolation do not depend on `training` (which then
+  // picks only the default split), so one cache serves its training and validation.
+  Augmentation augmentation = Augmentation::kYolov5;
   std::string directory;   // "" = PixelCacheDir's default under the dataset
   uint64_t shard_bytes = uint64_t{256} << 20;  // target shard size
   int threads = 0;         // decoding threads; 0: all CPUs the process may use
@@ -91,15 +97,11 @@ Status BuildPixelCache(const Dataset& dataset, const PixelCacheOptions& options,
 // them (kAuto). InvalidArgument for another mode.
 Status PixelCacheBackend(const std::string& mode, ffr::IoBackend* backend);
 
-// OK when the pixel cache can serve `options`' batches; InvalidArgument in
-// Ultralytics 8's augmentation, whose load_image sizes and interpolation are
-// not the cache's (YOLOv5's).
-Status PixelCacheServes(const LoaderOptions& options);
-
 // Makes `options` read its split (resolved here when empty) from the pixel
 // cache in --cache `mode` (PixelCacheBackend), building the cache first unless
 // a complete, current one is there (BuildPixelCache; `summary` says which).
-// Refused before anything is built where PixelCacheServes refuses.
+// In Ultralytics 8's augmentation "ram" also takes mosaic tiles from the whole
+// split, not the buffer (LoaderOptions::mosaic_buffer), as its cache='ram' does.
 // `instead` as PixelCacheOptions::instead.
 Status UsePixelCache(const Dataset& dataset, const std::string& mode, LoaderOptions* options,
                      const std::string& instead = "", PixelCacheSummary* summary = nullptr);
