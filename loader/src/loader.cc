@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -63,6 +64,7 @@ class Loader::Impl {
   int64_t dataset_size() const { return reader_->size(); }
   int64_t samples_per_epoch() const { return samples_per_epoch_; }
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  bool shuffled() const { return opt_.training && opt_.shuffle && sampler_ != nullptr; }
   int64_t bad_samples() const {
     std::lock_guard<std::mutex> lock(mu_);
     return bad_samples_;
@@ -98,6 +100,8 @@ class Loader::Impl {
   SampleContext context_;
   std::unique_ptr<DistributedSampler> sampler_;
   RectBatches rect_;
+  // Ultralytics 8's rect training whose batches are all of one shape, (height, width): shuffled by the sampler.
+  std::optional<std::pair<int, int>> one_rect_shape_;
   std::vector<double> sample_weights_;  // --image-weights; empty: every sample once
   int64_t samples_per_epoch_ = 0;
   int64_t batches_per_epoch_ = 0;
@@ -175,7 +179,8 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.pixel_cache = opt_.pixel_cache;
 
   const bool rect = opt_.rect || !opt_.training;
-  if (rect && opt_.training && opt_.world_size > 1)
+  const bool u8 = opt_.augmentation == Augmentation::kUltralytics8;
+  if (rect && opt_.training && opt_.world_size > 1 && !u8)
     return Status::InvalidArgument("--rect trains on one rank only: the rect batches are not split between ranks");
   if (rect) {
     LabelIndex index;
@@ -186,10 +191,19 @@ Status Loader::Impl::Init(const Dataset& dataset) {
       h[i] = static_cast<int>(index.height(i));
     }
     rect_ = PlanRectBatches(w, h, opt_.batch_size, opt_.img_size, opt_.stride, opt_.training ? 0.0 : opt_.rect_pad);
-    // Validation over ranks: each rank reads its share of the batches, never the whole split.
-    if (opt_.world_size > 1) rect_ = RankShare(rect_, opt_.batch_size, opt_.rank, opt_.world_size);
+    const auto& shapes = rect_.shapes;
+    if (u8 && opt_.training && opt_.shuffle && std::equal(shapes.begin() + 1, shapes.end(), shapes.begin())) {
+      // Ultralytics 8 shuffles rect batches of one shape (its get_dataloader turns shuffle off only for several):
+      // the sampler's order, every batch of that shape.
+      one_rect_shape_ = shapes[0];
+      rect_ = RectBatches();
+    } else if (opt_.world_size > 1) {  // each rank reads its share of the batches, never the whole split
+      rect_ = u8 ? ContiguousRankShare(rect_, opt_.batch_size, opt_.rank, opt_.world_size)
+                 : RankShare(rect_, opt_.batch_size, opt_.rank, opt_.world_size);
+    }
     samples_per_epoch_ = static_cast<int64_t>(rect_.order.size());
-  } else {
+  }
+  if (!rect || one_rect_shape_) {
     SamplerOptions so;
     so.dataset_size = reader_->size();
     so.rank = opt_.rank;
@@ -205,6 +219,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   // Rect batches can exceed img_size (pad 0.5 at 640 gives 672): size the ring for the largest.
   size_t pixels = static_cast<size_t>(opt_.img_size) * opt_.img_size;
   for (const auto& [h, w] : rect_.shapes) pixels = std::max(pixels, static_cast<size_t>(h) * w);
+  if (one_rect_shape_) pixels = std::max(pixels, static_cast<size_t>(one_rect_shape_->first) * one_rect_shape_->second);
   slot_bytes_ = static_cast<size_t>(opt_.batch_size) * 3 * pixels;
   // A ring larger than the machine's memory would fail in an allocation that names nothing, or be
   // killed once touched: refused here, naming prefetch.
@@ -244,7 +259,7 @@ int Loader::Impl::BatchSize(int64_t batch) const {
 
 std::pair<int, int> Loader::Impl::BatchShape(int64_t batch) const {
   if (!rect_.shapes.empty()) return rect_.shapes[batch];
-  return {opt_.img_size, opt_.img_size};
+  return one_rect_shape_.value_or(std::pair<int, int>{opt_.img_size, opt_.img_size});
 }
 
 void Loader::Impl::Assign(Slot* slot, int64_t batch) {
@@ -348,7 +363,7 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
     if (opt_.training) {
       SampleRandom rng({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(opt_.rank),
                         static_cast<uint64_t>(position), static_cast<uint64_t>(attempt)});
-      ok = rect_.shapes.empty() ? builder->BuildTraining(&rng, index, positions_,
+      ok = rect_.shapes.empty() && !one_rect_shape_ ? builder->BuildTraining(&rng, index, positions_,
                                                                draws_.empty() ? nullptr : &draws_[position], dst,
                                                                targets, meta, &failure)
                                 : builder->BuildRectTraining(&rng, index, h, w, dst, targets, meta, &failure);
@@ -507,6 +522,7 @@ const std::string& Loader::split() const { return impl_->split(); }
 int64_t Loader::dataset_size() const { return impl_->dataset_size(); }
 int64_t Loader::samples_per_epoch() const { return impl_->samples_per_epoch(); }
 int64_t Loader::batches_per_epoch() const { return impl_->batches_per_epoch(); }
+bool Loader::shuffled() const { return impl_->shuffled(); }
 Status Loader::Start(int64_t epoch, int64_t first_batch) { return impl_->Start(epoch, first_batch); }
 Status Loader::SetSampleWeights(std::vector<double> weights) { return impl_->SetSampleWeights(std::move(weights)); }
 Status Loader::Next(const Batch** batch) { return impl_->Next(batch); }

@@ -55,4 +55,19 @@ RectBatches RankShare(const RectBatches& plan, int batch_size, int rank, int wor
   return out;
 }
 
+RectBatches ContiguousRankShare(const RectBatches& plan, int batch_size, int rank, int world_size) {
+  const int64_t n = static_cast<int64_t>(plan.order.size());
+  // ContiguousDistributedSampler: unit batches when one batch spans the split, each rank a run of whole batches,
+  // the first (batches mod ranks) ranks one more.
+  const int64_t unit = batch_size >= n ? 1 : batch_size;
+  const int64_t batches = (n + unit - 1) / unit, base = batches / world_size, extra = batches % world_size;
+  const int64_t first_batch = rank * base + std::min<int64_t>(rank, extra);
+  const int64_t end_batch = first_batch + base + (rank < extra ? 1 : 0);
+  const int64_t first = std::min(first_batch * unit, n), end = std::min(end_batch * unit, n);
+  RectBatches out;
+  out.order.assign(plan.order.begin() + first, plan.order.begin() + end);
+  for (int64_t k = first; k < end; k += batch_size) out.shapes.push_back(plan.shapes[k / batch_size]);
+  return out;
+}
+
 }  // namespace ffyolo

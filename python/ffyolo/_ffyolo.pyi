@@ -175,7 +175,8 @@ class Loader:
 
     augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
     gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
-    without mosaic (one rank). split is one split or several joined by '+' or ',' (read as one, as
+    without mosaic (one rank; in the ultralytics8 mode any number, and batches all of one shape
+    shuffled, as Ultralytics 8 does). split is one split or several joined by '+' or ',' (read as one, as
     the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
     else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
     of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
@@ -183,11 +184,12 @@ class Loader:
     package 8.4 (YOLOv8/YOLO11) makes them (docs/loader.md, "Ultralytics 8's augmentation"): mosaic
     tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
     sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; its pixel cache
-holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mosaic tiles from the
-whole split, as Ultralytics' cache='ram' does (no buffer).
+    holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mosaic tiles from the
+    whole split, as Ultralytics' cache='ram' does (no buffer).
     rank and world_size give this
     process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
-    batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
+    batch, so that the ranks read every sample once; in the ultralytics8 mode validation and rect
+    training read runs of consecutive batches, as its ContiguousDistributedSampler). Every sample's randomness comes from (seed,
     epoch, rank, position): the batches do not depend on `workers`.
 
     A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
@@ -243,6 +245,12 @@ whole split, as Ultralytics' cache='ram' does (no buffer).
     @property
     def samples(self) -> int:
         """The samples of an epoch (this rank's)."""
+
+    @property
+    def shuffled(self) -> bool:
+        """
+        Whether each epoch shuffles its samples: shuffle in training, but not over rect batches of several shapes.
+        """
 
     @property
     def bad_samples(self) -> int:

@@ -288,6 +288,7 @@ class PyLoader {
   const std::string& split() const { return options_.split; }
   int batch_size() const { return options_.batch_size; }
   int64_t samples() const { return Get()->samples_per_epoch(); }
+  bool shuffled() const { return Get()->shuffled(); }
   int64_t bad_samples() const { return Get()->bad_samples(); }
   nb::typed<nb::list, nb::str> bad_sample_reports() const {
     std::vector<std::string> reports;
@@ -606,7 +607,8 @@ image; shapes, None for a mosaic, else ((h0, w0), ((h / h0, w / w0), (padw, padh
 
 augment=True trains (mosaic, random perspective, HSV, flips, mixup by `hyp`); augment=False
 gives validation's letterboxed rectangular batches. rect=True trains on rectangular batches
-without mosaic (one rank). split is one split or several joined by '+' or ',' (read as one, as
+without mosaic (one rank; in the ultralytics8 mode any number, and batches all of one shape
+shuffled, as Ultralytics 8 does). split is one split or several joined by '+' or ',' (read as one, as
 the tools' --split); it defaults to the data YAML's train: (augment) or val: recorded at pack time,
 else train* or val*. hyp is a hyp YAML path or a dict of its keys (keys left out, or hyp=None: those
 of hyp.scratch-low). cache='ram' or 'disk' reads the split's pixel cache, built first when missing,
@@ -618,7 +620,8 @@ holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mos
 whole split, as Ultralytics' cache='ram' does (no buffer).
 rank and world_size give this
 process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
-batch, so that the ranks read every sample once). Every sample's randomness comes from (seed,
+batch, so that the ranks read every sample once; in the ultralytics8 mode validation and rect
+training read runs of consecutive batches, as its ContiguousDistributedSampler). Every sample's randomness comes from (seed,
 epoch, rank, position): the batches do not depend on `workers`.
 
 A batch stays intact while Python holds it: the loader takes new memory rather than reuse it.
@@ -663,6 +666,9 @@ for CUDA copies).)")
       .def_prop_ro("split", &PyLoader::split, "The split read, e.g. 'train2017'.")
       .def_prop_ro("batch_size", &PyLoader::batch_size, "Images per batch (the last one may have fewer).")
       .def_prop_ro("samples", &PyLoader::samples, "The samples of an epoch (this rank's).")
+      .def_prop_ro("shuffled", &PyLoader::shuffled,
+                   "Whether each epoch shuffles its samples: shuffle in training, but not over rect batches of "
+                   "several shapes.")
       .def_prop_ro("bad_samples", &PyLoader::bad_samples,
                    "Corrupt samples met so far (training replaces each by another; validation raises).")
       .def_prop_ro("bad_sample_reports", &PyLoader::bad_sample_reports,

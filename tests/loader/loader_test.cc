@@ -775,18 +775,74 @@ TEST(LoaderUltralytics8Test, ValidationAndRectTrainingRun) {
   EXPECT_EQ(Drain(rect_loader.get(), 0).size(), 6u);
 }
 
-TEST(LoaderUltralytics8Test, RefusesThePixelCacheAndZeroWorkers) {
+TEST(LoaderUltralytics8Test, RefusesZeroWorkers) {
   std::unique_ptr<Dataset> d;
   ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
   std::unique_ptr<Loader> loader;
   LoaderOptions o = Ultralytics8Options(1);
-  o.pixel_cache = true;
-  Status s = Loader::Open(*d, o, &loader);
-  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
-  EXPECT_NE(s.message().find("pixel cache"), std::string::npos) << s.ToString();
-  o = Ultralytics8Options(1);
   o.ultralytics_workers = 0;
   EXPECT_TRUE(Loader::Open(*d, o, &loader).IsInvalidArgument());
+}
+
+// Over ranks, validation and rect training read runs of consecutive batches of the one-rank plan (Ultralytics 8's
+// ContiguousDistributedSampler), validation's byte for byte; together every sample once.
+TEST(LoaderUltralytics8Test, RanksReadContiguousRunsOfRectBatches) {
+  for (const bool training : {false, true}) {
+    SCOPED_TRACE(training ? "rect training" : "validation");
+    LoaderOptions o = Ultralytics8Options(2);
+    o.training = training;
+    o.rect = training;
+    o.rect_pad = 0;
+    o.batch_size = 3;
+    const std::vector<Snapshot> whole = Drain(OpenLoader(o).get(), 0);
+    constexpr int kRanks = 4;
+    o.world_size = kRanks;
+    std::vector<int64_t> seen;
+    for (int r = 0; r < kRanks; ++r) {
+      o.rank = r;
+      const std::vector<Snapshot> mine = Drain(OpenLoader(o).get(), 0);
+      for (const Snapshot& s : mine) {
+        const Snapshot& same = whole[seen.size() / 3];  // the one-rank batch at this point of the run
+        EXPECT_EQ(s.dataset_indices, same.dataset_indices) << "rank " << r;
+        EXPECT_EQ(std::make_pair(s.height, s.width), std::make_pair(same.height, same.width)) << "rank " << r;
+        if (!training) EXPECT_TRUE(s.images == same.images) << "rank " << r;
+        seen.insert(seen.end(), s.dataset_indices.begin(), s.dataset_indices.end());
+      }
+      const size_t batches = whole.size() / kRanks + (r < static_cast<int>(whole.size() % kRanks) ? 1 : 0);
+      EXPECT_EQ(mine.size(), batches) << "rank " << r;
+    }
+    std::vector<int64_t> expected;
+    for (const Snapshot& s : whole) expected.insert(expected.end(), s.dataset_indices.begin(), s.dataset_indices.end());
+    EXPECT_EQ(seen, expected);
+    if (training) EXPECT_EQ(expected, TrainRectPlan(3, 128).order);
+  }
+}
+
+// Rect training whose batches all have one shape (here one batch holds the split) is shuffled, as Ultralytics 8's
+// get_dataloader keeps shuffle on then: the sampler's order, every batch of the plan's shape.
+TEST(LoaderUltralytics8Test, RectTrainingOfOneShapeIsShuffled) {
+  LoaderOptions o = Ultralytics8Options(2);
+  o.rect = true;
+  o.rect_pad = 0;
+  o.batch_size = 64;  // the 48 images in one batch
+  const RectBatches plan = TrainRectPlan(64, 128);
+  ASSERT_EQ(plan.shapes.size(), 1u);
+  auto loader = OpenLoader(o);
+  EXPECT_TRUE(loader->shuffled());
+  const auto e0 = Drain(loader.get(), 0), e1 = Drain(loader.get(), 1);
+  ASSERT_EQ(e0.size(), 1u);
+  EXPECT_EQ(std::make_pair(e0[0].height, e0[0].width), plan.shapes[0]);
+  EXPECT_NE(e0[0].dataset_indices, plan.order);
+  EXPECT_NE(e0[0].dataset_indices, e1[0].dataset_indices);
+  EXPECT_EQ(std::multiset<int64_t>(e0[0].dataset_indices.begin(), e0[0].dataset_indices.end()),
+            std::multiset<int64_t>(plan.order.begin(), plan.order.end()));
+  o.shuffle = false;
+  auto ordered = OpenLoader(o);
+  EXPECT_FALSE(ordered->shuffled());
+  EXPECT_EQ(Drain(ordered.get(), 0)[0].dataset_indices, plan.order);
+  o = Ultralytics8Options(2);  // the synthetic images' batches of 8 have several shapes: their order
+  o.rect = true;
+  EXPECT_FALSE(OpenLoader(o)->shuffled());
 }
 
 }  // namespace

@@ -47,5 +47,31 @@ TEST(PlanRectBatchesTest, Empty) {
   EXPECT_TRUE(rb.shapes.empty());
 }
 
+// Ultralytics 8's ContiguousDistributedSampler: the 4 batches of 2 (7 images) over 3 ranks are runs of 2, 1
+// and 1 batches; a split inside one batch (batch 8) goes out in unit runs of 3, 2 and 2 samples.
+TEST(ContiguousRankShareTest, RunsOfWholeBatchesTheFirstRanksOneMore) {
+  const RectBatches plan = PlanRectBatches(kWidths, kHeights, 2, 640, 32, 0.5);
+  const RectBatches r0 = ContiguousRankShare(plan, 2, 0, 3), r1 = ContiguousRankShare(plan, 2, 1, 3),
+                    r2 = ContiguousRankShare(plan, 2, 2, 3);
+  EXPECT_EQ(r0.order, (std::vector<int64_t>{4, 0, 3, 2}));
+  EXPECT_EQ(r0.shapes, (Shapes{{512, 672}, {672, 672}}));
+  EXPECT_EQ(r1.order, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(r1.shapes, (Shapes{{672, 512}}));
+  EXPECT_EQ(r2.order, (std::vector<int64_t>{6}));
+  EXPECT_EQ(r2.shapes, (Shapes{{672, 256}}));
+
+  const RectBatches whole = PlanRectBatches(kWidths, kHeights, 8, 640, 32, 0.5);
+  ASSERT_EQ(whole.shapes.size(), 1u);
+  std::vector<int64_t> all;
+  for (int rank = 0; rank < 3; ++rank) {
+    const RectBatches share = ContiguousRankShare(whole, 8, rank, 3);
+    EXPECT_EQ(share.order.size(), rank == 0 ? 3u : 2u);
+    EXPECT_EQ(share.shapes, whole.shapes);
+    all.insert(all.end(), share.order.begin(), share.order.end());
+  }
+  EXPECT_EQ(all, whole.order);
+  EXPECT_TRUE(ContiguousRankShare(plan, 2, 7, 8).order.empty());  // more ranks than batches: none for the last
+}
+
 }  // namespace
 }  // namespace ffyolo

@@ -34,7 +34,10 @@ struct LoaderOptions {
   // Rectangular batches (always on when !training). Training with them is
   // YOLOv5's --rect: no mosaic (letterbox, random_perspective, HSV, flips), the
   // batches in aspect-ratio order, one rank only (v7.0's DDP sampler would mix
-  // batches of different shapes).
+  // batches of different shapes). Ultralytics 8's (rect=True): no mosaic nor
+  // MixUp, random_perspective straight into the batch's shape, over ranks as
+  // its ContiguousDistributedSampler (rect_batches.h), and, when every batch
+  // has one shape, shuffled as square batches are (`shuffle`).
   bool rect = false;
   double rect_pad = 0.5;    // YOLOv5: 0.5 for validation, 0 for rect training
   bool single_cls = false;  // every target of class 0 (--single-cls)
@@ -51,7 +54,8 @@ struct LoaderOptions {
   // them (UsePixelCache sets it for --cache ram). YOLOv5's augmentation ignores it.
   bool mosaic_buffer = true;
   // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
-  // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare).
+  // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare),
+  // in Ultralytics 8's augmentation a run of consecutive ones (ContiguousRankShare), as rect training there.
   int rank = 0, world_size = 1;
   uint64_t seed = 0;
   bool shuffle = true;      // training only
@@ -89,6 +93,9 @@ class Loader {
   int64_t dataset_size() const;
   int64_t samples_per_epoch() const;  // this rank's
   int64_t batches_per_epoch() const;
+  // Whether an epoch's samples are in the sampler's shuffled order: `shuffle` in training, but not over rect
+  // batches of several shapes (their aspect-ratio order), as Ultralytics 8's get_dataloader turns it off.
+  bool shuffled() const;
 
   // Starts producing the batches of `epoch` from batch `first_batch` on (resume).
   // Stops any epoch in progress. Aborted once the loader is closed.

@@ -23,4 +23,10 @@ RectBatches PlanRectBatches(const std::vector<int>& widths, const std::vector<in
 // and the ranks together read every sample once (no padding, unlike training's sampler).
 RectBatches RankShare(const RectBatches& plan, int batch_size, int rank, int world_size);
 
+// Ultralytics 8's share (its ContiguousDistributedSampler, for validation and for rect training over ranks): a
+// run of the plan's consecutive batches, batches / world_size each and one more for the first batches %
+// world_size ranks, each batch its plan shape; when one batch holds the whole split, a run of its samples
+// instead (unit batches), in one batch of the plan's shape. Together the ranks read every sample once.
+RectBatches ContiguousRankShare(const RectBatches& plan, int batch_size, int rank, int world_size);
+
 }  // namespace ffyolo
