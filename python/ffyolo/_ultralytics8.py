@@ -4,8 +4,7 @@ ffyolo's C++ loader: ``ffyolo.ultralytics.DetectionTrainer`` (docs/python.md). I
 
 The trainer is Ultralytics' own; what changes is where its batches come from (``get_dataset``,
 ``build_dataset``, ``get_dataloader``, ``get_validator``). An option whose batches the loader cannot make as
-Ultralytics 8 makes them is refused, naming it, never ignored: before the run folder is made, but for several
-GPUs, known once Ultralytics has read the device.
+Ultralytics 8 makes them is refused, naming it, never ignored, before the run folder is made.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from ultralytics.cfg import get_cfg
 from ultralytics.models.yolo.detect import DetectionTrainer as _UltralyticsDetectionTrainer
 from ultralytics.models.yolo.detect import DetectionValidator as _UltralyticsDetectionValidator
@@ -59,15 +59,10 @@ def _check_options(args) -> None:
             raise NotImplementedError(f"{_WHO}: {option}={getattr(args, option)}: {why}; use {option}=0")
     if getattr(args, "augmentations", None):
         raise NotImplementedError(f"{_WHO}: augmentations=...: ffyolo's loader applies no Albumentations transforms")
-    if args.cache:
-        raise NotImplementedError(f"{_WHO}: cache={args.cache}: ffyolo's pixel cache holds YOLOv5's load_image "
-                                  "sizes, not Ultralytics 8's; use cache=False (the loader decodes from the pack)")
     if args.fraction != 1.0:
         raise NotImplementedError(f"{_WHO}: fraction={args.fraction}: ffyolo's loader reads whole splits")
     if args.classes is not None:
         raise NotImplementedError(f"{_WHO}: classes={args.classes}: ffyolo's loader reads every class")
-    if args.rect:
-        raise NotImplementedError(f"{_WHO}: rect=True: rectangular training batches are not supported yet")
 
 
 class DetectionTrainer(_UltralyticsDetectionTrainer):
@@ -87,9 +82,6 @@ class DetectionTrainer(_UltralyticsDetectionTrainer):
         super().__init__(cfg, overrides, _callbacks)
         if self.resume:
             _check_options(self.args)
-        if self.world_size > 1:
-            raise NotImplementedError(f"{_WHO}: device={self.args.device}: multi-GPU (DDP) training is not supported "
-                                      "yet (its ranks' shares of the loader are not wired in nor tested)")
         # Each epoch's batches from (seed, epoch): a resumed run continues with those of its next epoch.
         self.add_callback("on_train_epoch_start", lambda trainer: trainer.train_loader.set_epoch(trainer.epoch))
 
@@ -106,17 +98,22 @@ class DetectionTrainer(_UltralyticsDetectionTrainer):
         self.args.data = str(data_yaml)
         return super().get_dataset()
 
-    def build_dataset(self, img_path: str, mode: str = "train", batch: int | None = None) -> PackedDetectionDataset:
+    def build_dataset(self, img_path: str, mode: str = "train", batch: int | None = None,
+                      rank: int = -1) -> PackedDetectionDataset:
         """The packed split ``img_path`` names, for training (``mode="train"``) or validation's rectangular
-        batches, as Ultralytics' ``build_yolo_dataset`` would read it."""
+        batches, as Ultralytics' ``build_yolo_dataset`` would read it; ``rank`` as ``get_dataloader``'s."""
         return PackedDetectionDataset(img_path, self.args, batch or self.batch_size, training=mode == "train",
-                                      device=self.device)
+                                      device=self.device, rank=rank)
 
     def get_dataloader(self, dataset_path: str, batch_size: int = 16, rank: int = 0,
                        mode: str = "train") -> PackedDetectionLoader:
         """Ultralytics' dataloader for ``mode`` over the packed split (``len``, ``dataset``, ``sampler``,
-        ``batch_size``, ``num_workers``, ``reset`` and ``close`` as its trainer and validator use them)."""
-        return PackedDetectionLoader(self.build_dataset(dataset_path, mode, batch_size))
+        ``batch_size``, ``num_workers``, ``reset`` and ``close`` as its trainer and validator use them); under
+        DDP (``rank`` not -1) this process's share, as ``build_dataloader``'s samplers give it."""
+        loader = PackedDetectionLoader(self.build_dataset(dataset_path, mode, batch_size, rank))
+        if mode == "train" and self.args.rect and not loader.loader.shuffled:
+            LOGGER.warning("'rect=True' is incompatible with DataLoader shuffle, setting shuffle=False")
+        return loader
 
     def get_validator(self) -> DetectionValidator:
         return DetectionValidator(self.test_loader, save_dir=self.save_dir, args=copy(self.args),
@@ -140,17 +137,21 @@ class PackedDetectionDataset:
     and the ffyolo ``Loader`` that makes its batches in its ``ultralytics8`` mode, training with the augmentation
     ``args`` names."""
 
-    def __init__(self, path: str, args, batch: int, *, training: bool, device: torch.device) -> None:
+    def __init__(self, path: str, args, batch: int, *, training: bool, device: torch.device, rank: int = -1) -> None:
         self.training = training
         data, split = _dataset_and_split(Path(path))
         workers = args.workers if training else args.workers * 2  # as Ultralytics' detection trainer
         self.workers = max(1, min(int(workers), os.cpu_count() or 1))  # threads (Ultralytics' CPU runs ask for 0)
         self.drop_last = bool(args.compile) and training  # as Ultralytics' detection trainer
         dataset = _ffyolo.Dataset(data)
+        self.rect = bool(args.rect) or not training
+        # Ultralytics' BaseDataset: cache True is "ram"; its validation datasets cache too.
+        cache = args.cache.lower() if isinstance(args.cache, str) else "ram" if args.cache is True else None
         self._options = dict(data=data, split=split, device=device if device.type == "cuda" else None,
                              img=int(args.imgsz), batch=int(batch), workers=self.workers, augment=training,
-                             rect=not training, seed=int(args.seed), shuffle=training, drop_last=self.drop_last,
-                             single_cls=bool(args.single_cls), augmentation="ultralytics8")
+                             rect=self.rect, seed=int(args.seed), shuffle=training, drop_last=self.drop_last,
+                             single_cls=bool(args.single_cls), augmentation="ultralytics8", cache=cache,
+                             **_rank_and_world_size(rank))
         self.loader = self._open(args)
         if training and importlib.util.find_spec("albumentations") is not None:
             LOGGER.warning(f"{_WHO}: albumentations is installed, whose Blur, MedianBlur, ToGray and CLAHE "
@@ -177,6 +178,8 @@ class PackedDetectionDataset:
         gpus = torch.cuda.device_count() if self._options["device"] is not None else 0
         workers = max(1, min((os.cpu_count() or 1) // max(gpus, 1), int(hyp.workers)))
         hyp = {k: float(getattr(hyp, k)) for k in _LOADER_HYP}
+        if self.rect:  # YOLODataset.build_transforms: rect training has neither
+            hyp.update(mosaic=0.0, mixup=0.0)
         loader = Loader(**self._options, hyp=hyp, ultralytics_workers=workers)
         started = min(workers, len(loader)) if len(loader) > 1 else 1
         if started != workers:
@@ -196,14 +199,28 @@ class PackedDetectionDataset:
         return len(self.im_files)
 
 
+def _rank_and_world_size(rank: int) -> dict:
+    """The loader's share for ``get_dataloader``'s ``rank`` (its LOCAL_RANK; -1: one process): the global rank
+    and world size of torch.distributed's group, as Ultralytics' samplers read them, else RANK and WORLD_SIZE."""
+    if rank == -1:
+        return {"rank": 0, "world_size": 1}
+    if dist.is_available() and dist.is_initialized():
+        return {"rank": dist.get_rank(), "world_size": dist.get_world_size()}
+    return {"rank": int(os.environ.get("RANK", rank)), "world_size": int(os.environ.get("WORLD_SIZE", 1))}
+
+
 class _Sampler:
-    """``len(loader.sampler)``, this rank's samples of an epoch, as Ultralytics' trainer reads it."""
+    """``len(loader.sampler)``, this rank's samples of an epoch, and DDP's ``sampler.set_epoch(epoch)``, as
+    Ultralytics' trainer uses them."""
 
     def __init__(self, dataset: PackedDetectionDataset) -> None:
         self._dataset = dataset
 
     def __len__(self) -> int:
         return self._dataset.loader.samples
+
+    def set_epoch(self, epoch: int) -> None:
+        self._dataset.loader.set_epoch(epoch)
 
 
 class PackedDetectionLoader:
@@ -228,7 +245,8 @@ class PackedDetectionLoader:
 
     def __iter__(self) -> Iterator[dict]:
         for imgs, targets, paths, shapes in self.loader:
-            yield _batch(imgs, targets, paths, shapes, self.dataset.records, validation=not self.dataset.training)
+            yield _batch(imgs, targets, paths, shapes, self.dataset.records, validation=not self.dataset.training,
+                         rect=self.dataset.rect)
 
     def set_epoch(self, epoch: int) -> None:
         self.loader.set_epoch(epoch)
@@ -248,10 +266,11 @@ def _records(w0, h0, img: int) -> tuple:
 
 
 def _batch(imgs: torch.Tensor, targets: torch.Tensor, paths: tuple, shapes: tuple, records: dict, *,
-           validation: bool) -> dict:
+           validation: bool, rect: bool) -> dict:
     """ffyolo's batch as Ultralytics 8's batch dict (its keys in ``collate_fn``'s sorted order): ``ori_shape`` and
     ``ratio_pad`` (load_image's ratio) those of each sample's own image, a mosaic's too; in validation
-    ``ratio_pad`` adds the letterbox's left and top pixels, which the loader's (padw, padh) are in this mode."""
+    ``ratio_pad`` adds the letterbox's left and top pixels, which the loader's (padw, padh) are in this mode.
+    Rect training keeps each sample's ``rect_shape``, the batch's (RandomPerspective reads it, not pops it)."""
     ori_shape, ratio = zip(*(records[str(p)] for p in paths))
     if validation:
         ratio_pad = tuple((r, (int(s[1][1][0]), int(s[1][1][1]))) for r, s in zip(ratio, shapes))
@@ -259,5 +278,9 @@ def _batch(imgs: torch.Tensor, targets: torch.Tensor, paths: tuple, shapes: tupl
     else:
         ratio_pad = ratio
         resized_shape = tuple(tuple(imgs.shape[2:]) for _ in paths)
-    return {"batch_idx": targets[:, 0], "bboxes": targets[:, 2:6], "cls": targets[:, 1:2], "im_file": paths,
-            "img": imgs, "ori_shape": ori_shape, "ratio_pad": ratio_pad, "resized_shape": resized_shape}
+    batch = {"batch_idx": targets[:, 0], "bboxes": targets[:, 2:6], "cls": targets[:, 1:2], "im_file": paths,
+             "img": imgs, "ori_shape": ori_shape, "ratio_pad": ratio_pad}
+    if rect and not validation:
+        batch["rect_shape"] = tuple(np.array(imgs.shape[2:]) for _ in paths)
+    batch["resized_shape"] = resized_shape
+    return batch

@@ -36,3 +36,11 @@ def test_ultralytics_8_trains_and_validates_through_detection_trainer(coco128, f
         assert float(values["train/box_loss"]) > 0 and float(values["metrics/mAP50-95(B)"]) >= 0, values
     assert any(line.startswith("validated alone") for line in lines), out
     assert "resumed at the loader's epoch 1" in lines[-1], out
+
+
+def test_ddp_ranks_read_their_shares_as_ultralytics_8s_samplers(coco128, ffyolo_path, tmp_path):
+    """Two ranks in a gloo group on the CPU, each the trainer's dataloaders for its rank (the multi-GPU run itself
+    needs CUDA: docs/python.md)."""
+    python, env = ultralytics8(tmp_path)
+    out = run(python, "ultralytics8_ddp.py", coco128, COCO128, tmp_path, path=ffyolo_path, env=env, timeout=600)
+    assert "the ContiguousDistributedSampler's shares" in out, out

@@ -11,6 +11,10 @@ source and the dataset yolo-pack made of it).
 - training with Ultralytics 8's default augmentation (mosaic): the batch dicts' structure, each mosaic's
   ori_shape (its own image's) and resized_shape, and an epoch's statistics against the oracle's (other draws);
 - the batch dicts' keys, and each value's type, dtype and dimensions, as the oracle's collate_fn gives them;
+- the pixel cache (cache='ram', True, 'disk'): Ultralytics 8's load_image images, every image's pixels the
+  oracle's, shrunk ones too (the cache holds whole decodes), in training and validation;
+- rect training (rect=True): the oracle's batch shapes in its order, each image and the batch dicts (rect_shape
+  kept), no shuffle with the package's warning;
 - the options refused, each named, with no run folder made; albumentations' transforms said to be off.
 """
 
@@ -25,7 +29,7 @@ import torch
 from ultralytics.cfg import get_cfg
 from ultralytics.data import build_yolo_dataset
 from ultralytics.data.utils import check_det_dataset
-from ultralytics.utils import LOGGER
+from ultralytics.utils import DEFAULT_CFG, LOGGER
 
 import ffyolo
 from ffyolo.ultralytics import NO_AUGMENTATION, DetectionTrainer
@@ -112,9 +116,10 @@ def resized(record: dict, validation: bool) -> tuple:
     return tuple(round(r * s) for r, s in zip(ratio, record["ori_shape"]))
 
 
-def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: bool) -> str:
+def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: bool, whole: bool = False) -> str:
     """Compares each image, and its pixels where the image did not shrink (the loader decodes a JPEG it shrinks
-    by 2 or more at a smaller DCT scale, Ultralytics whole). A summary of the counts."""
+    by 2 or more at a smaller DCT scale, Ultralytics whole), or every image's when `whole` (the pixel cache's
+    decodes are whole). A summary of the counts."""
     assert mine_images.keys() == theirs_images.keys(), what
     counts = Counter()
     for f, theirs in theirs_images.items():
@@ -129,7 +134,7 @@ def compare_all(mine_images: dict, theirs_images: dict, what: str, validation: b
         size = resized(theirs, validation)
         assert resized(mine, validation) == size, (what, f, "load_image's size")
         h0, w0 = theirs["ori_shape"]
-        pixels = size[0] >= h0 and size[1] >= w0
+        pixels = whole or (size[0] >= h0 and size[1] >= w0)
         compare(mine, theirs, f"{what}, {f}", pixels)
         counts["equal" if pixels else "equal but for their pixels"] += 1
     assert counts["equal"] + counts["equal but for their pixels"] > 0, (what, counts)
@@ -204,6 +209,76 @@ print("augmented training: " + ", ".join(f"{k} {mine_stats[k]:.4g} (Ultralytics 
 for key, theirs in theirs_stats.items():
     assert abs(mine_stats[key] - theirs) <= 0.15 * theirs, (key, mine_stats[key], theirs)
 
+# The pixel cache: Ultralytics 8's load_image images, whole decodes, so every image's pixels are the oracle's
+# (uncached: its cache holds the same load_image output), in training without augmentation and in validation, at
+# 160 where every image shrinks; cache=True is 'ram', which takes mosaic tiles from the whole split.
+for cache, training in (("ram", True), (True, True), ("disk", False)):
+    cfg = get_cfg(overrides={"imgsz": 160, "cache": cache, **NO_AUGMENTATION})
+    theirs_set = oracle(get_cfg(overrides={"imgsz": 160, **NO_AUGMENTATION}), training=training)
+    loader = ours(cfg, training=training)
+    assert loader.loader.state_dict()["mosaic_buffer"] is (cache == "disk"), cache
+    mine_batches = list(loader)
+    if training:
+        index = {name(f): i for i, f in enumerate(theirs_set.im_files)}
+        theirs_batches = [theirs_set.collate_fn([theirs_set[index[name(f)]] for f in mine["im_file"]])
+                          for mine in mine_batches]
+    else:
+        theirs_batches = oracle_batches(theirs_set, list(range(len(theirs_set))))
+    what = f"cache={cache} in {'training' if training else 'validation'} at 160"
+    summary = compare_all(images(mine_batches), images(theirs_batches), what, validation=not training, whole=True)
+    print(f"{what}: images: {summary}")
+assert (packed / "cache" / "train2017-160-u8" / "cache.yaml").is_file(), list((packed / "cache").iterdir())
+
+
+# Rect training: the oracle's batch shapes, in its order (images sorted by aspect ratio, ties apart: numpy's
+# argsort breaks them otherwise), each image and batch dict as the oracle's (read from the cache, so every
+# image's pixels), without augmentation at 320; with it, every batch of its shape. Not shuffled, with the
+# package's warning (coco128's batches are of several shapes).
+def rect_training(augmentation: dict):
+    """The trainer's args and its training dataloader."""
+    said.clear()
+    trainer = DetectionTrainer(overrides={**base, "project": str(out / "rect"), "imgsz": 320, "rect": True,
+                                          "cache": "ram", **augmentation})
+    loader = trainer.get_dataloader(trainer.data["train"], BATCH, rank=-1, mode="train")
+    assert any("setting shuffle=False" in m for m in said), said
+    return trainer.args, loader
+
+
+said = []
+handler = logging.Handler()
+handler.emit = lambda record: said.append(record.getMessage())
+LOGGER.addHandler(handler)
+runs = out / "runs"
+base = {"model": "yolov8n.yaml", "data": str(packed), "device": "cpu", "project": str(runs), **NO_AUGMENTATION}
+cfg, loader = rect_training(NO_AUGMENTATION)
+theirs_set = build_yolo_dataset(cfg, data["train"], BATCH, data, mode="train")
+assert theirs_set.rect and not loader.loader.shuffled
+index = {name(f): i for i, f in enumerate(theirs_set.im_files)}
+mine_batches = list(loader)
+assert [tuple(b["img"].shape[2:]) for b in mine_batches] == [tuple(s) for s in theirs_set.batch_shapes]
+mine_order = [aspect[name(f)] for b in mine_batches for f in b["im_file"]]
+assert mine_order == [aspect[name(f)] for f in theirs_set.im_files], "not the oracle's order"
+counts = Counter()
+for b, mine in enumerate(mine_batches):
+    shape = tuple(mine["img"].shape[2:])
+    theirs = [theirs_set[index[name(f)]] for f in mine["im_file"]]
+    for f, t in zip(mine["im_file"], theirs):
+        if tuple(t["resized_shape"]) != shape:  # a tied image the oracle put in the neighbouring batch
+            assert ties[aspect[name(f)]] > 1, (b, f, "in a batch of another shape, not tied")
+            counts["tied, in a batch of another shape"] += 1
+            continue
+        compare(images([mine])[name(f)], images([theirs_set.collate_fn([t])])[name(f)], f"rect training, {f}",
+                pixels=True)
+        counts["equal"] += 1
+    if all(tuple(t["resized_shape"]) == shape for t in theirs):  # (collate_fn numbers batch_idx in place: last)
+        same_structure(mine, theirs_set.collate_fn(theirs), f"rect training, batch {b}")
+print(f"rect training without augmentation: {len(mine_batches)} batches of the oracle's shapes and order; images: "
+      + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+assert counts["equal"] > len(index) // 2, counts
+_, loader = rect_training({k: getattr(DEFAULT_CFG, k) for k in NO_AUGMENTATION})
+assert [tuple(b["img"].shape[2:]) for b in loader] == [tuple(s) for s in theirs_set.batch_shapes]
+print("rect training with augmentation: the oracle's batch shapes")
+
 # The mosaic buffers are those of the DataLoader workers build_dataloader would start: min(CPUs, workers,
 # batches), the main process alone for a single batch.
 for batch, workers, started in ((BATCH, 64, min(os.cpu_count(), 128 // BATCH)), (BATCH, 1, 1), (128, 8, 1)):
@@ -213,13 +288,10 @@ for batch, workers, started in ((BATCH, 64, min(os.cpu_count(), 128 // BATCH)), 
     dataset.loader.close()
 
 # Refused options: each named, before a run folder is made.
-runs = out / "runs"
-base = {"model": "yolov8n.yaml", "data": str(packed), "device": "cpu", "project": str(runs), **NO_AUGMENTATION}
 for option, named in (({"task": "segment"}, "task=segment"), ({"cutmix": 0.5}, "cutmix=0.5"),
                       ({"bgr": 0.1}, "bgr=0.1"), ({"copy_paste": 0.5}, "copy_paste=0.5"),
-                      ({"cache": "ram"}, "cache=ram"), ({"cache": "disk"}, "cache=disk"), ({"cache": True}, "cache=True"),
                       ({"fraction": 0.5}, "fraction=0.5"), ({"classes": [0]}, "classes=[0]"),
-                      ({"rect": True}, "rect=True"), ({"augmentations": ["a transform"]}, "augmentations=")):
+                      ({"augmentations": ["a transform"]}, "augmentations=")):
     try:
         DetectionTrainer(overrides={**base, **option})
         raise AssertionError(f"{option} was not refused")
@@ -232,10 +304,7 @@ assert not runs.exists(), list(runs.rglob("*"))
 (out / "site" / "albumentations").mkdir(parents=True)
 (out / "site" / "albumentations" / "__init__.py").write_text("")
 sys.path.insert(0, str(out / "site"))
-said = []
-handler = logging.Handler()
-handler.emit = lambda record: said.append(record.getMessage())
-LOGGER.addHandler(handler)
+said.clear()
 ours(get_cfg(overrides={"imgsz": 64, **NO_AUGMENTATION}), training=True).close()
 assert any("albumentations is installed" in m and "ffyolo's loader does not" in m for m in said), said
 print("Ultralytics 8 checks passed")
