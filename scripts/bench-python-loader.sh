@@ -7,7 +7,8 @@
 # ranks decoding from RAM caches instead (python/bench/cache_memory.py; --nproc, --img, --batch, --workers).
 # With --ultralytics8 first, runs the loader's Ultralytics 8 mode against Ultralytics 8's own in the Ultralytics 8
 # environment (.venv-u8, U8_VENV; python/bench/ultralytics8_bench.py; --img, --batch, --workers, --epochs,
-# --rounds).
+# --rounds, --cache ram|disk); --ultralytics8 --memory, the memory of its ranks with cache="ram" against
+# Ultralytics 8's (cache_memory.py --ultralytics8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 coco=${COCO128:-../shared/data/coco128}
@@ -22,8 +23,10 @@ names=$coco/names.yaml  # coco128's; a yolo-synth --yolo tree (COCO128=that tree
 "${FFYOLO_TOOLS:-build/tools}/yolo-pack" "$coco" -o "$tmp/coco128.ffr" --layout yolo --data "$names" >/dev/null
 if [ "${1:-}" = --ultralytics8 ]; then
   shift
+  bench=python/bench/ultralytics8_bench.py
+  [ "${1:-}" = --memory ] && { shift; bench=python/bench/cache_memory.py; set -- --ultralytics8 "$@"; }
   PYTHONPATH=$tmp/path YOLO_OFFLINE=1 YOLO_CONFIG_DIR=$tmp/config "${U8_VENV:-.venv-u8}/bin/python" \
-    python/bench/ultralytics8_bench.py "$tmp/coco128.ffr" "$coco" "$@"
+    "$bench" "$tmp/coco128.ffr" "$coco" "$@"
 elif [ "${1:-}" = --memory ]; then
   shift
   PYTHONPATH=$tmp/path "$ref" python/bench/cache_memory.py "$tmp/coco128.ffr" "$coco" "$@"

@@ -10,6 +10,10 @@ copy in the page cache however many ranks map it; Ultralytics holds the decoded 
 path, as scripts/bench-python-loader.sh does (``--memory``):
 
     python cache_memory.py PACKED_DATA YOLO_DIR [--nproc 2] [--img 640] [--batch 16] [--workers 1]
+
+With --ultralytics8, in the Ultralytics 8 environment (``--ultralytics8 --memory``): the loader in that mode, as
+ffyolo.ultralytics.DetectionTrainer makes it with ``cache="ram"``, against Ultralytics 8's ``YOLODataset`` with
+``cache="ram"`` and its ``build_dataloader``.
 """
 
 import argparse
@@ -42,9 +46,22 @@ def children(pid: int) -> list[int]:
 def ffyolo_loader(args, rank: int):
     import ffyolo.torch
 
+    mode = {"augmentation": "ultralytics8", "ultralytics_workers": args.workers} if args.ultralytics8 else {}
     loader = ffyolo.torch.Loader(args.data, img=args.img, batch=args.batch, workers=args.workers, cache="ram",
-                                 rank=rank, world_size=args.nproc)
+                                 rank=rank, world_size=args.nproc, **mode)
     return loader, None
+
+
+def ultralytics8_loader(args, rank: int):
+    from ultralytics.cfg import get_cfg
+    from ultralytics.data import build_dataloader, build_yolo_dataset
+    from ultralytics.data.utils import check_det_dataset
+
+    cfg = get_cfg(overrides={"imgsz": args.img, "workers": args.workers, "cache": "ram"})
+    data = check_det_dataset(str(args.data_yaml))
+    # rank -1: no torch.distributed here; the dataset, and so the cache, is the same whole one each DDP rank makes.
+    dataset = build_yolo_dataset(cfg, data["train"], args.batch, data, mode="train")
+    return build_dataloader(dataset, args.batch, args.workers), sum(im.nbytes for im in dataset.ims if im is not None)
 
 
 def ultralytics_loader(args, rank: int):
@@ -63,7 +80,8 @@ def rank_main(kind: str, args, rank: int, first, ready, done, report) -> None:
     before = memory_kb(os.getpid())  # torch is in already (loader_bench imports ffyolo.torch): the loader's memory
     if rank:
         first.wait()  # rank 0 makes the caches (labels, images) first, as under torch.distributed
-    loader, held_bytes = (ffyolo_loader if kind == "ffyolo" else ultralytics_loader)(args, rank)
+    theirs = ultralytics8_loader if args.ultralytics8 else ultralytics_loader
+    loader, held_bytes = (ffyolo_loader if kind == "ffyolo" else theirs)(args, rank)
     if not rank:
         first.set()
     for _ in loader:
@@ -120,10 +138,18 @@ def main() -> None:
     parser.add_argument("--img", type=int, default=640)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--ultralytics8", action="store_true")
     args = parser.parse_args()
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         args.images = yolo_images_copy(args.yolo_dir, tmp)
+        if args.ultralytics8:
+            import ffyolo
+
+            args.data_yaml = Path(tmp) / "data.yaml"
+            names = dict(enumerate(ffyolo.Dataset(args.data).names))
+            args.data_yaml.write_text(f"path: {args.images.parents[1]}\ntrain: {args.images}\nval: {args.images}\n"
+                                      f"names: {names!r}\n")
         for kind in ("ffyolo", "ultralytics"):
             lines += measure(kind, args)
     print(f"{args.nproc} ranks, img {args.img}, batch {args.batch}, {args.workers} workers a rank; "

@@ -12,7 +12,10 @@ and prints samples/s and samples per CPU-second (this process's CPU time, plus i
 Each side runs one untimed epoch first (Ultralytics' workers start, its label cache is made).
 
     python ultralytics8_bench.py PACKED_DATA YOLO_DIR [--img 640] [--batch 16] [--workers 2] [--epochs 3]
-                                 [--rounds 3]
+                                 [--rounds 3] [--cache ram|disk]
+
+--cache gives both sides that cache= (ffyolo's pixel cache, built before the first round; Ultralytics' images in
+each dataset's memory, or its .npy files).
 """
 
 import argparse
@@ -64,8 +67,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cache", choices=("ram", "disk"))
     args = parser.parse_args()
-    cfg = get_cfg(overrides={"imgsz": args.img, "workers": args.workers})  # default.yaml's augmentation
+    cfg = get_cfg(overrides={"imgsz": args.img, "workers": args.workers,  # default.yaml's augmentation
+                             "cache": args.cache or False})
     with tempfile.TemporaryDirectory() as tmp:
         images = yolo_images_copy(args.yolo_dir, tmp)
         data_yaml = Path(tmp) / "data.yaml"
@@ -79,7 +84,7 @@ def main() -> None:
             rows["ffyolo (ultralytics8 mode)"].append(ffyolo_round(args, cfg))
             rows["Ultralytics 8.4 YOLODataset + InfiniteDataLoader"].append(ultralytics_round(args, cfg, data))
         load.append(os.getloadavg()[0])
-    print(f"img {args.img}, batch {args.batch}, {args.workers} workers, {args.epochs} epochs a round, "
+    print(f"img {args.img}, batch {args.batch}, {args.workers} workers, cache={args.cache}, {args.epochs} epochs a round, "
           f"{args.rounds} rounds, {os.cpu_count()} CPUs, 1-minute load average at each round's start and the "
           f"end: {', '.join(f'{x:.2f}' for x in load)}\n")
     print_rates(rows)
