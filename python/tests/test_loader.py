@@ -214,6 +214,46 @@ def test_ultralytics_8s_pixel_cache_is_its_own_and_ram_takes_tiles_from_the_whol
     assert loader_digests(make(cache="ram", **options)) == loader_digests(make(cache="ram", **options))
 
 
+RANK_READING_CACHE = """
+import sys
+from pathlib import Path
+import ffyolo
+data, rank = sys.argv[1], int(sys.argv[2])
+loader = ffyolo.Loader(data, split="train2017", img=320, batch=16, workers=1, rank=rank, world_size=2,
+                       augmentation="ultralytics8", cache="ram")
+for _ in loader:
+    pass
+rss = pss = 0
+mapped = False
+for line in Path("/proc/self/smaps").read_text().splitlines():
+    key, _, rest = line.partition(" ")
+    if not key.endswith(":"):  # a mapping's first line
+        mapped = "/cache/train2017-320-u8/PART_" in rest
+    elif mapped and key in ("Rss:", "Pss:"):
+        rss, pss = (rss + int(rest.split()[0]), pss) if key == "Rss:" else (rss, pss + int(rest.split()[0]))
+print(rss, pss, flush=True)
+sys.stdin.read()  # held until both ranks have measured
+"""
+
+
+def test_two_ranks_share_one_copy_of_ultralytics_8s_pixel_cache(coco128):
+    """Two ranks of the ultralytics8 mode with cache='ram' map the same cache shards: together they hold one copy
+    (their PSS of the mappings adds up to at most the shards' size) while each maps most of it (RSS)."""
+    ffyolo.Loader(coco128, split="train2017", img=320, augmentation="ultralytics8", cache="ram").close()  # built once
+    shards = sum(f.stat().st_size for f in (coco128 / "cache" / "train2017-320-u8").glob("PART_*")) / 1024
+    ranks = [subprocess.Popen([sys.executable, "-c", RANK_READING_CACHE, str(coco128), str(r)], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE) for r in range(2)]
+    try:
+        measured = [tuple(map(int, p.stdout.readline().split())) for p in ranks]
+    finally:
+        for p in ranks:
+            p.communicate("")
+    assert all(p.returncode == 0 for p in ranks)
+    rss, pss = (sum(m[k] for m in measured) for k in (0, 1))
+    assert all(m[0] > 0.5 * shards for m in measured), (measured, shards)
+    assert pss <= shards + 64 and rss > 1.5 * pss, (measured, shards)
+
+
 def test_ultralytics_8s_augmentation_makes_other_batches_the_same_each_time(coco128):
     """The mode reaches the C++ loader (its batches are not YOLOv5's), and its batches depend on the buffers'
     worker count but not on the threads making them (docs/loader.md: the buffer plan)."""
