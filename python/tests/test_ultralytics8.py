@@ -34,6 +34,7 @@ def test_ultralytics_8_trains_and_validates_through_detection_trainer(coco128, f
         header, row = lines[trained[0] + 1:trained[0] + 3]
         values = dict(zip((h.strip() for h in header.split(",")), (v.strip() for v in row.split(","))))
         assert float(values["train/box_loss"]) > 0 and float(values["metrics/mAP50-95(B)"]) >= 0, values
+    assert "rect training from the pixel cache: one epoch, validated" in lines, out
     assert any(line.startswith("validated alone") for line in lines), out
     assert "resumed at the loader's epoch 1" in lines[-1], out
 

@@ -2,7 +2,7 @@
 YOLOv8n from scratch on the CPU at 64 pixels with its default augmentation (mosaic, HSV, translate, scale,
 fliplr), with ffyolo.ultralytics.DetectionTrainer reading the packed dataset: named as a data YAML naming its
 split folder, one epoch with mosaic; named as the dataset folder, two epochs crossing close_mosaic=1 (the loader
-without mosaic in the second). Each run validates (through the packed dataset too) and writes its results.csv;
+without mosaic in the second); rect=True from the pixel cache (cache='ram'), one epoch. Each run validates (through the packed dataset too) and writes its results.csv;
 the last one's model is then validated alone through ffyolo.ultralytics.DetectionValidator; a run stopped
 after its first epoch resumes with the loader at its second.
 
@@ -49,6 +49,14 @@ for name, data, epochs, close_mosaic in (("yaml", data_yaml, 1, 0), ("folder", p
     print(f"Ultralytics 8 trained through ffyolo from the {name}, mosaic by epoch {list(mosaic.values())}: {results}")
     print(rows[0])
     print(rows[-1])
+# rect=True training from the pixel cache (cache='ram'): one epoch of rect batches, validated.
+rect = YOLO("yolov8n.yaml")
+rect.train(trainer=DetectionTrainer, data=str(packed), epochs=1, imgsz=64, batch=32, workers=2, device="cpu",
+           plots=False, project=str(out), name="rect", exist_ok=True, rect=True, cache="ram")
+assert len((out / "rect" / "results.csv").read_text().strip().splitlines()) == 2
+assert (packed / "cache" / "train2017-64-u8" / "cache.yaml").is_file()
+print("rect training from the pixel cache: one epoch, validated")
+
 # The folder's model validated alone, through the data YAML its run wrote.
 metrics = model.val(validator=DetectionValidator, batch=32, device="cpu", plots=False, project=str(out), name="val")
 print(f"validated alone: mAP50-95 {metrics.box.map}")
