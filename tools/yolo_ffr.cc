@@ -121,9 +121,10 @@ int Cache(const std::string& path, ffyolo::PixelCacheOptions options) {
   s = ffyolo::BuildPixelCache(*dataset, options, &summary);
   if (bar) bar->Finish();
   if (!s.ok()) return Fail(s);
+  const bool u8 = options.augmentation == ffyolo::Augmentation::kUltralytics8;
   std::printf("%s: %lld images of %s at --img %d for %s, %.1f MB: %s\n", summary.directory.c_str(),
               static_cast<long long>(summary.samples), summary.split.c_str(), options.img_size,
-              options.training ? "training" : "validation", summary.bytes / 1e6,
+              u8 ? "Ultralytics 8" : options.training ? "training" : "validation", summary.bytes / 1e6,
               summary.was_complete ? "already complete"
                                    : (std::to_string(summary.built_shards) + " shards built, " +
                                       std::to_string(summary.kept_shards) + " kept, in " +
@@ -254,6 +255,7 @@ int Main(int argc, char** argv) {
 
   ffyolo::PixelCacheOptions cache_options;
   bool cache_for_val = false;
+  std::string cache_augmentation = "yolov5";
   CLI::App* cache =
       app.add_subcommand("cache", "Decode and resize every image once into a pixel cache (yolo-train --cache uses it)");
   cache->add_option("dataset", path, "Packed dataset directory")->required();
@@ -261,7 +263,11 @@ int Main(int argc, char** argv) {
       ->check(ffyolo::kPositive);
   cache->add_option("--split", cache_options.split, "Split (default: the training split, or with --val the validation split)");
   cache->add_flag("--val", cache_for_val, "For validation: val.py's resize (INTER_AREA when shrinking)");
-  cache->add_option("-o,--output", cache_options.directory, "Cache folder (default: DATA.ffr/cache/<split>-<img>[-val])");
+  cache->add_option("--augmentation", cache_augmentation,
+                    "Whose load_image: yolov5, or ultralytics8 (Ultralytics 8's sizes and INTER_LINEAR: the cache of "
+                    "the loader's ultralytics8 mode, training and validation alike)");
+  cache->add_option("-o,--output", cache_options.directory,
+                    "Cache folder (default: DATA.ffr/cache/<split>-<img>[-val|-u8])");
   cache->add_flag("--verify", cache_options.verify, "Read an existing cache back, checking every CRC; rebuild what is damaged");
   cache->add_option("--workers", cache_options.threads, "Decoding threads (default: one per CPU)")
       ->check(ffyolo::kPositive);
@@ -280,6 +286,8 @@ int Main(int argc, char** argv) {
   }
   if (cache->parsed()) {
     cache_options.training = !cache_for_val;
+    const Status parsed = ffyolo::ParseAugmentation(cache_augmentation, &cache_options.augmentation);
+    if (!parsed.ok()) return Fail(parsed);
     cache_options.instead = "build it on another disk (yolo-ffr cache -o DIR)";
     return Cache(path, cache_options);
   }

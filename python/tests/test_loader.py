@@ -214,6 +214,21 @@ def test_ultralytics_8s_pixel_cache_is_its_own_and_ram_takes_tiles_from_the_whol
     assert loader_digests(make(cache="ram", **options)) == loader_digests(make(cache="ram", **options))
 
 
+def test_yolo_ffr_builds_the_cache_ultralytics_8s_loader_reads(coco128):
+    """`yolo-ffr cache --augmentation ultralytics8` builds the -u8 cache; the loader in that mode reads it as it
+    is (the next build finds it complete), and other names are refused naming them."""
+    def cache(*args):
+        return subprocess.run([str(tool("yolo-ffr")), "cache", str(coco128), "--img", "96", *args],
+                              capture_output=True, text=True)
+
+    built = cache("--augmentation", "ultralytics8")
+    assert built.returncode == 0 and "train2017-96-u8: 128 images" in built.stdout, built
+    ffyolo.Loader(coco128, split="train2017", img=96, augmentation="ultralytics8", cache="disk").close()
+    assert "already complete" in cache("--augmentation", "ultralytics8").stdout
+    refused = cache("--augmentation", "v8")
+    assert refused.returncode != 0 and "augmentation 'v8': expected yolov5 or ultralytics8" in refused.stderr
+
+
 RANK_READING_CACHE = """
 import sys
 from pathlib import Path
