@@ -158,6 +158,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   if (opt_.ultralytics_workers < 1)
     return Status::InvalidArgument("ultralytics_workers " + std::to_string(opt_.ultralytics_workers) +
                                    ": at least 1");
+  FFR_RETURN_IF_ERROR(opt_.ultralytics8_hyp.Check(opt_.augmentation));
   if (opt_.pixel_cache) {
     const PixelCacheOptions po = PixelCacheFor(opt_);
     ffr::ReaderOptions ro = opt_.reader;
@@ -172,6 +173,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.reader = reader_.get();
   context_.split = opt_.split;
   context_.hyp = opt_.hyp;
+  context_.ultralytics8_hyp = opt_.ultralytics8_hyp;
   context_.augmentation = opt_.augmentation;
   context_.img_size = opt_.img_size;
   context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
@@ -309,6 +311,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
     plan.mosaic = opt_.hyp.mosaic;
     plan.mixup = opt_.hyp.mixup;
     plan.buffer = opt_.mosaic_buffer;
+    plan.cutmix = opt_.ultralytics8_hyp.cutmix;
     plan.seed = opt_.seed;
     plan.rank = static_cast<uint64_t>(opt_.rank);
     plan.epoch = epoch;

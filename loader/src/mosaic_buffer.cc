@@ -29,29 +29,30 @@ namespace {
 SampleDraws Draw(const SampleDrawsPlan& plan, int64_t epoch, int64_t position, int64_t index, MosaicBuffer* buffer) {
   SampleRandom rng({plan.seed, static_cast<uint64_t>(epoch), plan.rank, static_cast<uint64_t>(position),
                     kSampleDrawsStream});
-  // random.randint(0, n - 1) for a uniform u.
-  const auto any_image = [&](double u) {
-    return std::min(static_cast<int64_t>(u * static_cast<double>(plan.dataset_size)), plan.dataset_size - 1);
-  };
+  const auto any_image = [&] { return rng.UniformIndex(plan.dataset_size); };  // random.randint(0, n - 1)
   // Mosaic's choice (BaseMixTransform: skipped when uniform(0, 1) > p), then its tiles' loads.
   const auto mosaic = [&](int64_t own, std::array<int64_t, 3>* tiles) {
     buffer->Load(own);
     if (rng.Uniform() > plan.mosaic) return false;
     if (!plan.buffer) {  // Mosaic.get_indexes without its buffer: each tile any image
-      for (int64_t& t : *tiles) t = any_image(rng.Uniform());
+      for (int64_t& t : *tiles) t = any_image();
       return true;
     }
     for (int64_t& t : *tiles) t = buffer->Choose(rng.Uniform());  // choices(list(buffer), k=3): one snapshot
     for (int64_t t : *tiles) buffer->Load(t);
     return true;
   };
+  // A BaseMixTransform's choice (its p check, then get_indexes' randint) and its image's Mosaic.
+  const auto mixed = [&](double p, MixedImage* m) {
+    m->applied = !(rng.Uniform() > p);
+    if (!m->applied) return;
+    m->index = any_image();
+    m->mosaic = mosaic(m->index, &m->partners);
+  };
   SampleDraws d;
   d.mosaic = mosaic(index, &d.partners);
-  d.mixup = !(rng.Uniform() > plan.mixup);
-  if (d.mixup) {
-    d.mix_index = any_image(rng.Uniform());
-    d.mix_mosaic = mosaic(d.mix_index, &d.mix_partners);
-  }
+  mixed(plan.mixup, &d.mixup);
+  mixed(plan.cutmix, &d.cutmix);
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <opencv2/core/hal/intrin.hpp>
 #include <opencv2/imgproc.hpp>
 #include <vector>
@@ -48,12 +49,14 @@ void WriteRgbPlanes(const cv::Mat& bgr, const PlaneAugment& augment, uint8_t* ds
   const size_t plane = static_cast<size_t>(rows) * cols;
   // Output row y shows source row y, or rows - 1 - y after flipud.
   for (int y = 0; y < rows; ++y) {
-    uint8_t* r = dst + static_cast<size_t>(augment.flip_up_down ? rows - 1 - y : y) * cols;
+    uint8_t* first = dst + static_cast<size_t>(augment.flip_up_down ? rows - 1 - y : y) * cols;
+    uint8_t *r = first, *g = first + plane, *b = first + 2 * plane;
+    if (augment.bgr) std::swap(r, b);
     const uint8_t* src = bgr.ptr<uint8_t>(y);
     if (augment.hsv)
-      HsvToPlanes(*augment.hsv, src, cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
+      HsvToPlanes(*augment.hsv, src, cols, augment.flip_left_right, r, g, b);
     else
-      SplitRow(src, cols, augment.flip_left_right, r, r + plane, r + 2 * plane);
+      SplitRow(src, cols, augment.flip_left_right, r, g, b);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffr/format.h"
+#include "ffyolo/cutmix.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/mosaic.h"
 #include "ffyolo/orientation.h"
@@ -277,18 +278,15 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
   } else {
     if (!SingleImage(rng, index, s, s, &img, &boxes, meta, error)) return false;
   }
-  const bool mixup = draws ? draws->mixup : mosaic && rng->Uniform() < hyp.mixup;
+  const bool mixup = draws ? draws->mixup.applied : mosaic && rng->Uniform() < hyp.mixup;
   if (mixup) {
     // A second sample, blended with r ~ Beta(32, 32).
     cv::Mat second = ImageView(&mix_buffer_, s, s);
-    ImageMeta unused;
-    if (!draws) {
+    if (draws) {
+      if (!MixedIn(rng, draws->mixup, &second, error)) return false;
+    } else {
       const int64_t other = partners[rng->Below(partners.size())];
       if (!Mosaic(rng, other, partners, nullptr, &second, &mix_boxes_, error)) return false;
-    } else if (draws->mix_mosaic) {
-      if (!Mosaic(rng, draws->mix_index, partners, &draws->mix_partners, &second, &mix_boxes_, error)) return false;
-    } else {
-      if (!SingleImage(rng, draws->mix_index, s, s, &second, &mix_boxes_, &unused, error)) return false;
     }
     const double r = rng->BetaSymmetric(32);
     // uint8(im * r + im2 * (1 - r)): truncation, as numpy's astype.
@@ -298,8 +296,20 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
       a[i] = static_cast<uint8_t>(a[i] * r + b[i] * (1 - r));
     boxes.insert(boxes.end(), mix_boxes_.begin(), mix_boxes_.end());
   }
+  if (draws && draws->cutmix.applied) {  // Ultralytics 8's alone
+    cv::Mat second = ImageView(&mix_buffer_, s, s);
+    if (!MixedIn(rng, draws->cutmix, &second, error)) return false;
+    ApplyCutMix(rng, second, mix_boxes_, &img, &boxes);
+  }
   Finish(rng, img, boxes, dst, targets);
   return true;
+}
+
+bool SampleBuilder::MixedIn(SampleRandom* rng, const MixedImage& image, cv::Mat* out, SampleError* error) {
+  const int s = ctx_.img_size;
+  ImageMeta unused;
+  return image.mosaic ? Mosaic(rng, image.index, {}, &image.partners, out, &mix_boxes_, error)
+                      : SingleImage(rng, image.index, s, s, out, &mix_boxes_, &unused, error);
 }
 
 bool SampleBuilder::BuildRectTraining(SampleRandom* rng, int64_t index, int height, int width, uint8_t* dst,
@@ -318,7 +328,7 @@ void SampleBuilder::Finish(SampleRandom* rng, const cv::Mat& img, const std::vec
   const Hyp& hyp = ctx_.hyp;
   const bool u8 = ctx_.augmentation == Augmentation::kUltralytics8;
   // HSV, flips and the planes in one pass (WriteRgbPlanes with PlaneAugment), drawn in YOLOv5's order
-  // (Ultralytics 8's is the same).
+  // (Ultralytics 8's is the same, and then draws bgr).
   PlaneAugment augment;
   HsvLuts luts;
   if (hyp.hsv_h != 0 || hyp.hsv_s != 0 || hyp.hsv_v != 0) {  // as YOLOv5: no colour round trip when off
@@ -328,6 +338,8 @@ void SampleBuilder::Finish(SampleRandom* rng, const cv::Mat& img, const std::vec
   }
   augment.flip_up_down = rng->Uniform() < hyp.flipud;
   augment.flip_left_right = rng->Uniform() < hyp.fliplr;
+  // Ultralytics 8's Format keeps OpenCV's B, G, R order unless uniform(0, 1) > bgr, drawn in every sample.
+  augment.bgr = u8 && !(rng->Uniform() > ctx_.ultralytics8_hyp.bgr);
   if (u8) {
     *targets = ToNormalizedAfterFlips(boxes, img.cols, img.rows, augment.flip_up_down, augment.flip_left_right);
   } else {

@@ -30,6 +30,7 @@ struct SampleContext {
   const ffr::Reader* reader = nullptr;
   std::string split;
   Hyp hyp;
+  Ultralytics8Hyp ultralytics8_hyp;
   Augmentation augmentation = Augmentation::kYolov5;
   int img_size = 640;
   bool decode_less = true;
@@ -59,11 +60,13 @@ class SampleBuilder {
   ~SampleBuilder();
 
   // A training sample (mosaic with probability hyp.mosaic, else letterbox +
-  // random_perspective; then mixup, HSV, flips) of img_size x img_size.
+  // random_perspective; then mixup, Ultralytics 8's CutMix, HSV, flips) of
+  // img_size x img_size.
   // YOLOv5: `partners` are the indices mosaic and mixup draw from.
   // Ultralytics 8: `draws` names the images instead (mosaic_buffer.h), and a
   // sample without mosaic is warped straight from load_image's output.
-  // Writes RGB planes into dst (3 * s * s bytes).
+  // Writes RGB planes into dst (3 * s * s bytes; Ultralytics 8's bgr may
+  // make them B, G, R, as Finish says).
   bool BuildTraining(SampleRandom* rng, int64_t index, const std::vector<int64_t>& partners,
                      const SampleDraws* draws, uint8_t* dst, std::vector<NormBox>* targets, ImageMeta* meta,
                      SampleError* error);
@@ -102,7 +105,10 @@ class SampleBuilder {
   // RandomPerspective warps load_image's output, centred, straight into it.
   bool SingleImage(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
                    std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error);
-  // The end of every training sample: boxes normalized, HSV and flips drawn, RGB planes into dst.
+  // Ultralytics 8's MixUp or CutMix image into `out` (img_size square), its boxes into mix_boxes_.
+  bool MixedIn(SampleRandom* rng, const MixedImage& image, cv::Mat* out, SampleError* error);
+  // The end of every training sample: boxes normalized, HSV and flips drawn, RGB planes into dst
+  // (Ultralytics 8: then bgr drawn, B, G, R planes when it comes up).
   void Finish(SampleRandom* rng, const cv::Mat& img, const std::vector<PixelBox>& boxes, uint8_t* dst,
               std::vector<NormBox>* targets);
 

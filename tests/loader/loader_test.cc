@@ -845,5 +845,22 @@ TEST(LoaderUltralytics8Test, RectTrainingOfOneShapeIsShuffled) {
   EXPECT_FALSE(OpenLoader(o)->shuffled());
 }
 
+TEST(LoaderUltralytics8Test, CutMixAndBgrAreUltralytics8sProbabilities) {
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(PackedSyntheticDataset(), &d).ok());
+  std::unique_ptr<Loader> loader;
+  LoaderOptions o = Ultralytics8Options(1);
+  o.ultralytics8_hyp.cutmix = 0.5;
+  o.ultralytics8_hyp.bgr = 1;
+  ASSERT_TRUE(Loader::Open(*d, o, &loader).ok());
+  o.ultralytics8_hyp.bgr = 1.5;
+  Status s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsInvalidArgument() && s.message() == "bgr 1.5: a probability, in [0, 1]") << s.ToString();
+  o = TrainOptions(1);  // yolov5
+  o.ultralytics8_hyp.cutmix = 0.5;
+  s = Loader::Open(*d, o, &loader);
+  EXPECT_TRUE(s.IsInvalidArgument() && s.message().find("cutmix 0.5: Ultralytics 8's") == 0) << s.ToString();
+}
+
 }  // namespace
 }  // namespace ffyolo

@@ -19,13 +19,16 @@ import numpy as np
 
 class Feed:
     """Replaces random.uniform(0, 1) (the p checks), random.choices and random.randint with draws from `queue`.
-    The other draws (the mosaic centre, the warp, flips, HSV gains, MixUp's Beta) take `geometry` when it is set
-    (in the order ffyolo's SampleBuilder draws them), else the middle of their range; with `all_uniforms` every
-    uniform(a, b) takes `queue`."""
+    The other draws (the mosaic centre, the warp, MixUp's and CutMix's Beta, CutMix's areas, HSV gains, flips, and
+    Format's uniform(0, 1) for bgr) take `geometry` when it is set (in the order ffyolo's SampleBuilder draws
+    them), else the middle of their range; with `all_uniforms` every uniform(a, b) takes `queue`."""
 
     def __init__(self, all_uniforms=False):
-        self.queue, self.geometry, self.all_uniforms = [], None, all_uniforms
-        self.saved = random.uniform, random.choices, random.randint, random.random, np.random.uniform, np.random.beta
+        self.queue, self.geometry, self.all_uniforms, self.formatting = [], None, all_uniforms, False
+        self.saved = (random.uniform, random.choices, random.randint, random.random, np.random.uniform,
+                      np.random.beta, np.random.randint, np.random.choice)
+        from ultralytics.data.augment import Format
+        self.format, self.format_img = Format, Format._format_img
 
     def next(self):
         return self.queue.pop(0)
@@ -33,11 +36,22 @@ class Feed:
     def other(self, a, b):
         return a + (b - a) * self.geometry.pop(0) if self.geometry is not None else (a + b) / 2
 
+    def index(self, n):
+        """floor(u * n) for a `geometry` u, at most n - 1 (SampleRandom::UniformIndex)."""
+        return min(math.floor(self.other(0.0, 1.0) * n), n - 1)
+
     def __enter__(self):
         def uniform(a, b):
-            if self.all_uniforms or (a, b) == (0, 1):
+            if self.all_uniforms or ((a, b) == (0, 1) and not self.formatting):
                 return a + (b - a) * self.next()
             return self.other(a, b)
+
+        def format_img(format_self, img):
+            self.formatting = True
+            try:
+                return self.format_img(format_self, img)
+            finally:
+                self.formatting = False
 
         random.uniform = uniform
         random.choices = lambda population, k=1: [population[math.floor(self.next() * len(population))] for _ in range(k)]
@@ -46,10 +60,15 @@ class Feed:
         np.random.uniform = lambda low, high, size: np.array([self.other(low, high) for _ in range(size)])
         # SampleRandom::BetaSymmetric: the a-th smallest of 2a - 1 uniforms.
         np.random.beta = lambda a, b: sorted(self.other(0.0, 1.0) for _ in range(2 * int(a) - 1))[int(a) - 1]
+        np.random.randint = self.index  # CutMix's randint(n)
+        np.random.choice = lambda a: a[self.index(len(a))]
+        self.format._format_img = format_img
         return self
 
     def __exit__(self, *exc):
-        random.uniform, random.choices, random.randint, random.random, np.random.uniform, np.random.beta = self.saved
+        (random.uniform, random.choices, random.randint, random.random, np.random.uniform, np.random.beta,
+         np.random.randint, np.random.choice) = self.saved
+        self.format._format_img = self.format_img
 
 
 def write(cfg, tmp):
@@ -72,7 +91,9 @@ def samples(cfg, tmp):
     rect dataset's LetterBox):
     RGB planes and targets: by position, or for `validation` by image (its file's number, which is its index
     in the pack)."""
+    import torch
     from ultralytics.cfg import get_cfg
+    from ultralytics.data import augment
     from ultralytics.data.dataset import YOLODataset
 
     hyp = get_cfg(overrides={**cfg["hyp"], "imgsz": cfg["imgsz"]})
@@ -82,13 +103,30 @@ def samples(cfg, tmp):
                           batch_size=cfg["batch"],
                           data={"names": {0: "a", 1: "b", 2: "c"}, "channels": 3}, task="detect")
 
+    # Whether each sample's CutMix pasted (it skips when no area is free of boxes or none of the other's is in
+    # it), and whether its Format kept the planes B, G, R.
+    pasted, kept_bgr = [], []
+    cutmix_image, format_image = augment.CutMix.apply_image, augment.Format._format_img
+
+    def apply_image(self, labels, params=None):
+        pasted.append(not params.get("skip"))
+        return cutmix_image(self, labels, params)
+
+    def format_img(self, img):
+        out = format_image(self, img)
+        kept_bgr.append(torch.equal(out, torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))))
+        return out
+
     def sample(i):
+        pasted.clear()
+        kept_bgr.clear()
         labels = dataset[i]
         return {"image": labels["img"].numpy().ravel().tolist(), "shape": list(labels["img"].shape),
                 "cls": labels["cls"].numpy().ravel().tolist(),
                 "bboxes": labels["bboxes"].numpy().astype(np.float64).ravel().tolist(),
-                "ratio_pad": labels.get("ratio_pad")}
+                "ratio_pad": labels.get("ratio_pad"), "cutmixed": any(pasted), "bgr": any(kept_bgr)}
 
+    augment.CutMix.apply_image, augment.Format._format_img = apply_image, format_img  # before Feed wraps Format's
     if validation:
         return {str(int(Path(dataset.im_files[i]).stem)): sample(i) for i in range(len(dataset))}
     by_stem = {int(Path(f).stem): i for i, f in enumerate(dataset.im_files)}
@@ -113,7 +151,8 @@ def draws(cfg, tmp):
     for i, (w, h) in enumerate(cfg["sizes"]):
         cv2.imwrite(str(images / f"{i:04d}.png"), np.full((h, w, 3), i % 250, np.uint8))
         (labels / f"{i:04d}.txt").write_text("0 0.5 0.5 0.5 0.5\n")
-    hyp = get_cfg(overrides={"mosaic": cfg["mosaic"], "mixup": cfg["mixup"], "imgsz": cfg["imgsz"]})
+    hyp = get_cfg(overrides={"mosaic": cfg["mosaic"], "mixup": cfg["mixup"], "cutmix": cfg["cutmix"],
+                             "imgsz": cfg["imgsz"]})
     dataset = YOLODataset(img_path=str(images), imgsz=cfg["imgsz"], augment=True, hyp=hyp, batch_size=cfg["batch"],
                           data={"names": {0: "a"}, "channels": 3}, task="detect")
     assert dataset.max_buffer_length == cfg["max_buffer_length"], dataset.max_buffer_length

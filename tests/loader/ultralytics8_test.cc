@@ -87,7 +87,7 @@ TEST(SampleDrawsTest, TilesComeFromRecentLoadsOfTheSameWorker) {
   // a mosaic loads up to 4 images: within the last 8 of its batches, never another worker's.
   for (size_t p = 0; p < draws.size(); ++p) {
     ASSERT_TRUE(draws[p].mosaic);
-    EXPECT_FALSE(draws[p].mixup);
+    EXPECT_FALSE(draws[p].mixup.applied);
     for (int64_t t : draws[p].partners) {
       bool found = false;
       for (int64_t q = static_cast<int64_t>(p); q >= 0 && q >= static_cast<int64_t>(p) - 64 && !found; --q) {
@@ -148,7 +148,7 @@ TEST(Ultralytics8Test, ZeroAreaBoxesAreRemoved) {
 
 // --- Against Ultralytics 8 ---------------------------------------------------------------------------------
 
-TEST(Ultralytics8ReferenceTest, MosaicBufferAndMixUpNameTheImagesUltralyticsLoads) {
+TEST(Ultralytics8ReferenceTest, MosaicBufferMixUpAndCutMixNameTheImagesUltralyticsLoads) {
   FFYOLO_REQUIRE_ULTRALYTICS8(python);
   SampleRandom sizes_rng({11});
   std::vector<std::vector<int>> sizes;
@@ -161,6 +161,7 @@ TEST(Ultralytics8ReferenceTest, MosaicBufferAndMixUpNameTheImagesUltralyticsLoad
   plan.workers = 2;
   plan.mosaic = 0.8;
   plan.mixup = 0.4;
+  plan.cutmix = 0.4;
   plan.seed = 5;
   plan.epoch = 1;
   for (int64_t i = 0; i < n; ++i) {
@@ -178,25 +179,31 @@ TEST(Ultralytics8ReferenceTest, MosaicBufferAndMixUpNameTheImagesUltralyticsLoad
   const json ref = RunReference(python, "draws",
                                 {{"sizes", sizes}, {"imgsz", 64}, {"batch", plan.batch_size},
                                  {"workers", plan.workers}, {"mosaic", plan.mosaic}, {"mixup", plan.mixup},
+                                 {"cutmix", plan.cutmix},
                                  {"max_buffer_length", MosaicBuffer::MaxLength(n, plan.batch_size)},
                                  {"epochs", epochs}});
   ASSERT_FALSE(ref.is_null());
   const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
-  int mosaics = 0, mixups = 0;
+  int mosaics = 0, mixups = 0, cutmixes = 0;
   for (size_t p = 0; p < draws.size(); ++p) {
     const SampleDraws& d = draws[p];
     std::vector<int64_t> loads = {plan.positions[p]};
     if (d.mosaic) loads.insert(loads.end(), d.partners.begin(), d.partners.end());
-    if (d.mixup) loads.push_back(d.mix_index);
-    if (d.mix_mosaic) loads.insert(loads.end(), d.mix_partners.begin(), d.mix_partners.end());
+    for (const MixedImage* m : {&d.mixup, &d.cutmix}) {
+      if (m->applied) loads.push_back(m->index);
+      if (m->mosaic) loads.insert(loads.end(), m->partners.begin(), m->partners.end());
+    }
     EXPECT_EQ(loads, ref["epochs"][1][p].get<std::vector<int64_t>>()) << "position " << p;
     mosaics += d.mosaic;
-    mixups += d.mixup;
+    mixups += d.mixup.applied;
+    cutmixes += d.cutmix.applied;
   }
   EXPECT_GT(mosaics, 10);  // the case exercises both branches of both
   EXPECT_LT(mosaics, n);
   EXPECT_GT(mixups, 3);
   EXPECT_LT(mixups, n);
+  EXPECT_GT(cutmixes, 3);
+  EXPECT_LT(cutmixes, n);
   for (int i = 0; i < n; ++i) {
     if (ref["sizes"][i].is_null()) continue;  // never loaded
     EXPECT_EQ(LoadResizeSize(sizes[i][0], sizes[i][1], 64, Augmentation::kUltralytics8),
@@ -425,18 +432,22 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
   o.workers = 2;
   o.augmentation = Augmentation::kUltralytics8;
   o.ultralytics_workers = 1;
-  for (int config = 0; config < 3; ++config) {
+  int cutmixes = 0, bgr = 0;
+  for (int config = 0; config < 5; ++config) {
     // Epoch 0 from empty buffers; epoch 1 with buffers the first filled, and a perspective warp; rect training
-    // (mosaic and MixUp off, the warp straight into each batch's shape).
-    const int64_t epoch = config == 1;
-    o.rect = config == 2;
+    // (mosaic and MixUp off, the warp straight into each batch's shape); epoch 1 with CutMix and bgr; rect
+    // training with bgr.
+    const int64_t epoch = config == 1 || config == 3;
+    o.rect = config == 2 || config == 4;
     o.rect_pad = 0;
     o.hyp.mosaic = config == 0 ? 0.7 : 0.5;
     o.hyp.mixup = config == 0 ? 0.5 : 0.3;
     o.hyp.degrees = config == 0 ? 10 : 5;
     o.hyp.shear = 2;
-    o.hyp.perspective = config == 0 ? 0 : 0.0005;
+    o.hyp.perspective = config == 0 || config == 3 ? 0 : 0.0005;
     o.hyp.flipud = 0.5;
+    o.ultralytics8_hyp.cutmix = config == 3 ? 0.8 : 0;
+    o.ultralytics8_hyp.bgr = config >= 3 ? 0.5 : 0;
     json epochs = json::array();
     Samples samples;
     for (int64_t e = 0; e <= epoch; ++e) {
@@ -451,16 +462,23 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
                         {"geometry", e == epoch ? geometry : json()}});
     }
     const json hyp = {{"mosaic", o.hyp.mosaic}, {"mixup", o.hyp.mixup}, {"degrees", o.hyp.degrees},
-                      {"shear", o.hyp.shear}, {"perspective", o.hyp.perspective}, {"flipud", o.hyp.flipud}};
+                      {"shear", o.hyp.shear}, {"perspective", o.hyp.perspective}, {"flipud", o.hyp.flipud},
+                      {"cutmix", o.ultralytics8_hyp.cutmix}, {"bgr", o.ultralytics8_hyp.bgr}};
     const json ref = RunReferenceIn(dir, python, "samples",
                                     {{"root", dir / "src"}, {"imgsz", o.img_size}, {"batch", o.batch_size},
                                      {"hyp", hyp}, {"epochs", epochs}, {"rect", o.rect}});
     ASSERT_FALSE(ref.is_null());
     ASSERT_EQ(ref.size(), samples.indices.size());
-    for (size_t p = 0; p < samples.indices.size(); ++p)
-      ExpectSample(samples, p, ref[std::to_string(p)],
-                   "config " + std::to_string(config) + " position " + std::to_string(p));
+    for (size_t p = 0; p < samples.indices.size(); ++p) {
+      const json& r = ref[std::to_string(p)];
+      ExpectSample(samples, p, r, "config " + std::to_string(config) + " position " + std::to_string(p));
+      cutmixes += r["cutmixed"].get<bool>();
+      bgr += r["bgr"].get<bool>();
+    }
   }
+  // The cases exercise both: CutMix pasting (not only skipping) and BGR planes.
+  EXPECT_GT(cutmixes, 2);
+  EXPECT_GT(bgr, 10);
 }
 
 TEST(Ultralytics8ReferenceTest, ValidationSamplesAreTheRectYoloDatasets) {

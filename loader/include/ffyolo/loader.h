@@ -53,6 +53,7 @@ struct LoaderOptions {
   // Ultralytics 8's mosaic tiles from those buffers; false: from the whole split, as its cache='ram' takes
   // them (UsePixelCache sets it for --cache ram). YOLOv5's augmentation ignores it.
   bool mosaic_buffer = true;
+  Ultralytics8Hyp ultralytics8_hyp;  // its cutmix and bgr: with `hyp`, Ultralytics 8's hyperparameters
   // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
   // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare),
   // in Ultralytics 8's augmentation a run of consecutive ones (ContiguousRankShare), as rect training there.

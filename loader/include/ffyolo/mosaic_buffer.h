@@ -39,14 +39,21 @@ class MosaicBuffer {
   std::unordered_set<int64_t> held_;
 };
 
+// An image a BaseMixTransform mixes into the sample (MixUp's, CutMix's): any
+// image of the dataset, through the same Mosaic (tiles from the buffer) and
+// RandomPerspective as the sample's own.
+struct MixedImage {
+  bool applied = false;              // the transform's p check passed
+  int64_t index = -1;                // when applied
+  bool mosaic = false;               // whether it is mosaicked
+  std::array<int64_t, 3> partners{};  // its tiles 1..3, when mosaic
+};
+
 // The images one training sample names, Ultralytics 8 style.
 struct SampleDraws {
-  bool mosaic = false;                  // its own image in tile 0, no shuffle
-  std::array<int64_t, 3> partners{};    // tiles 1..3, when mosaic
-  bool mixup = false;
-  int64_t mix_index = -1;               // MixUp's image, when mixup
-  bool mix_mosaic = false;              // whether that one is mosaicked too
-  std::array<int64_t, 3> mix_partners{};
+  bool mosaic = false;                // its own image in tile 0, no shuffle
+  std::array<int64_t, 3> partners{};  // tiles 1..3, when mosaic
+  MixedImage mixup, cutmix;           // v8_transforms applies MixUp, then CutMix
 };
 
 struct SampleDrawsPlan {
@@ -57,7 +64,7 @@ struct SampleDrawsPlan {
   // Ultralytics' DataLoader workers: each holds its own dataset copy and so
   // its own buffer, and makes whole batches, batch b in worker b % workers.
   int workers = 8;
-  double mosaic = 1, mixup = 0;  // probabilities
+  double mosaic = 1, mixup = 0, cutmix = 0;  // probabilities
   // Mosaic.buffer_enabled: false under Ultralytics' cache='ram' (every image in memory), whose tiles are
   // then any images of the dataset, random.randint's, as MixUp's image.
   bool buffer = true;
@@ -69,10 +76,11 @@ struct SampleDrawsPlan {
 // kSampleDrawsStream}), Uniform() only, in Ultralytics' order (Python's
 // random.uniform(0, 1) and random.choices for the same u): mosaic (applied
 // unless u > mosaic), then the three tiles at once, each Choose(u), from the
-// buffer as it is after loading the sample's own image, then mixup (unless
-// u > mixup), MixUp's image floor(u * n), its mosaic and tiles. Loads go to
-// the buffer in the order Ultralytics makes them: the sample's image, its
-// tiles, MixUp's image, its tiles.
+// buffer as it is after loading the sample's own image; then mixup (unless
+// u > mixup), MixUp's image UniformIndex(n), its mosaic and tiles; then
+// CutMix's the same way. Loads go to the buffer in the order Ultralytics
+// makes them: the sample's image, its tiles, MixUp's image, its tiles,
+// CutMix's image, its tiles.
 inline constexpr uint64_t kSampleDrawsStream = 0x6d6f73616963ull;
 std::vector<SampleDraws> PlanSampleDraws(const SampleDrawsPlan& plan);
 

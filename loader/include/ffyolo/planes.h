@@ -14,7 +14,7 @@ namespace ffyolo {
 void WriteRgbPlanes(const cv::Mat& bgr, uint8_t* dst);
 
 // The end of a training sample: augment_hsv with `hsv` (none when null),
-// flipud, fliplr, then the planes as WriteRgbPlanes writes them. The same
+// flipud, fliplr, then the planes as WriteRgbPlanes writes them (or B, G, R). The same
 // result as ApplyHsv, cv::flip and WriteRgbPlanes in turn, but in one pass
 // (HsvToPlanes per row): each pixel of `bgr` is read once and written once,
 // into its flipped place in the planes, and `bgr` is left unchanged.
@@ -22,6 +22,7 @@ struct PlaneAugment {
   const HsvLuts* hsv = nullptr;
   bool flip_up_down = false;
   bool flip_left_right = false;
+  bool bgr = false;  // the planes B, G, R instead (Ultralytics 8's Format with its bgr)
 };
 void WriteRgbPlanes(const cv::Mat& bgr, const PlaneAugment& augment, uint8_t* dst);
 

@@ -4,6 +4,7 @@
 // and resuming at any position reproduces them exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 
@@ -34,6 +35,9 @@ class SampleRandom {
   double Uniform(double lo, double hi) { return lo + (hi - lo) * Uniform(); }
   // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift, unbiased enough for n << 2^64).
   uint64_t Below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64); }
+  // floor(Uniform() * n), at most n - 1, for n > 0: Python's random.randint(0, n - 1) and
+  // random.choices as the Ultralytics 8 mode draws them (its tests feed Ultralytics the same uniforms).
+  int64_t UniformIndex(int64_t n) { return std::min(static_cast<int64_t>(Uniform() * static_cast<double>(n)), n - 1); }
   // True with probability p.
   bool Bernoulli(double p) { return Uniform() < p; }
   // Beta(a, a) for integer a >= 1 (mixup uses Beta(32, 32)): the a-th order
