@@ -185,7 +185,9 @@ class Loader:
     tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
     sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; its pixel cache
     holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mosaic tiles from the
-    whole split, as Ultralytics' cache='ram' does (no buffer).
+    whole split, as Ultralytics' cache='ram' does (no buffer); a hyp dict may add its cutmix (CutMix's
+    probability) and bgr (that of a training image's planes B, G, R instead of R, G, B), which the
+    state's hyp then names.
     rank and world_size give this
     process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
     batch, so that the ranks read every sample once; in the ultralytics8 mode validation and rect

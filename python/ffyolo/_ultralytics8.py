@@ -38,12 +38,10 @@ _WHO = "ffyolo.ultralytics.DetectionTrainer"
 NO_AUGMENTATION = {k: 0.0 for k in ("mosaic", "mixup", "cutmix", "copy_paste", "degrees", "translate", "scale",
                                     "shear", "perspective", "hsv_h", "hsv_s", "hsv_v", "flipud", "fliplr", "bgr")}
 # Those the loader's ultralytics8 mode builds: each is the loader's hyperparameter of the same name.
-_LOADER_HYP = ("mosaic", "mixup", "degrees", "translate", "scale", "shear", "perspective", "hsv_h", "hsv_s", "hsv_v",
-               "flipud", "fliplr")
+_LOADER_HYP = ("mosaic", "mixup", "cutmix", "degrees", "translate", "scale", "shear", "perspective", "hsv_h", "hsv_s",
+               "hsv_v", "flipud", "fliplr", "bgr")
 # Those it does not build, each refused when on: why.
-_NOT_BUILT = {"cutmix": "CutMix is not built in ffyolo's loader",
-              "bgr": "the loader's batches are always RGB (the channel swap is not built)",
-              "copy_paste": "copy-paste pastes segments, which ffyolo's packed datasets do not hold"}
+_NOT_BUILT = {"copy_paste": "copy-paste pastes segments, which ffyolo's packed datasets do not hold"}
 
 
 def _check_task(args, who: str = _WHO) -> None:
@@ -178,8 +176,8 @@ class PackedDetectionDataset:
         gpus = torch.cuda.device_count() if self._options["device"] is not None else 0
         workers = max(1, min((os.cpu_count() or 1) // max(gpus, 1), int(hyp.workers)))
         hyp = {k: float(getattr(hyp, k)) for k in _LOADER_HYP}
-        if self.rect:  # YOLODataset.build_transforms: rect training has neither
-            hyp.update(mosaic=0.0, mixup=0.0)
+        if self.rect:  # YOLODataset.build_transforms: rect training has none of these
+            hyp.update(mosaic=0.0, mixup=0.0, cutmix=0.0)
         loader = Loader(**self._options, hyp=hyp, ultralytics_workers=workers)
         started = min(workers, len(loader)) if len(loader) > 1 else 1
         if started != workers:
@@ -188,11 +186,11 @@ class PackedDetectionDataset:
         return loader
 
     def close_mosaic(self, hyp) -> None:
-        """``YOLODataset.close_mosaic``: the loader made again with ``hyp`` but mosaic and MixUp off (copy-paste and
-        CutMix are refused), at the epoch it stood at."""
+        """``YOLODataset.close_mosaic``: the loader made again with ``hyp`` but mosaic, MixUp and CutMix off
+        (copy-paste is refused), at the epoch it stood at."""
         epoch = self.loader.epoch
         self.loader.close()
-        self.loader = self._open(SimpleNamespace(**{**vars(hyp), "mosaic": 0.0, "mixup": 0.0}))
+        self.loader = self._open(SimpleNamespace(**{**vars(hyp), "mosaic": 0.0, "mixup": 0.0, "cutmix": 0.0}))
         self.loader.set_epoch(epoch)
 
     def __len__(self) -> int:

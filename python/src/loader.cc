@@ -110,9 +110,9 @@ struct HeldImages {
   std::shared_ptr<BatchAllocator> allocator;  // the loader's, which outlives it while held
 };
 
-// hyp.yaml's text from a dict of hyperparameters, each a number (Python's or numpy's); Hyp::Parse
-// reads it and names unknown keys.
-std::string HypYaml(const nb::dict& hyp) {
+// hyp.yaml's text from a dict of hyperparameters, each a number (Python's or numpy's), but for Ultralytics
+// 8's own keys, which go to *u8; Hyp::Parse reads it and names unknown keys.
+std::string HypYaml(const nb::dict& hyp, Ultralytics8Hyp* u8) {
   std::string yaml;
   for (auto [key, value] : hyp) {
     const std::string name = nb::cast<std::string>(nb::str(key));
@@ -120,6 +120,7 @@ std::string HypYaml(const nb::dict& hyp) {
     if (!nb::try_cast<double>(value, number))
       throw nb::value_error(("hyp['" + name + "'] = " + nb::cast<std::string>(nb::repr(value)) + ": not a number")
                                 .c_str());
+    if (u8->Set(name, number)) continue;
     char text[32];
     std::snprintf(text, sizeof text, "%.17g", number);
     yaml += name + ": " + text + "\n";
@@ -127,13 +128,14 @@ std::string HypYaml(const nb::dict& hyp) {
   return yaml.empty() ? "{}" : yaml;  // no lines is no mapping to YAML: {} is the empty one, every key defaulted
 }
 
-Hyp LoadHyp(const nb::object& hyp) {
+// `hyp`: a dict (Ultralytics 8's cutmix and bgr into *u8) or a hyp YAML's path (YOLOv5's keys alone).
+Hyp LoadHyp(const nb::object& hyp, Ultralytics8Hyp* u8) {
   Hyp out;
   if (hyp.is_none()) return out;
   ffr::Status s;
   PathArg path;
   if (nb::isinstance<nb::dict>(hyp)) {
-    s = Hyp::Parse(HypYaml(nb::cast<nb::dict>(hyp)), "hyp", &out);
+    s = Hyp::Parse(HypYaml(nb::cast<nb::dict>(hyp), u8), "hyp", &out);
   } else if (nb::try_cast(hyp, path)) {
     s = Hyp::Load(path.path, &out);
   } else {
@@ -209,7 +211,7 @@ class PyLoader {
     options_.drop_last = drop_last;
     options_.prefetch = prefetch;
     options_.single_cls = single_cls;
-    options_.hyp = LoadHyp(hyp);
+    options_.hyp = LoadHyp(hyp, &options_.ultralytics8_hyp);
     ThrowIfError(ParseAugmentation(augmentation, &options_.augmentation));
     options_.ultralytics_workers = ultralytics_workers;
     std::shared_ptr<BatchAllocator> source;
@@ -381,6 +383,8 @@ class PyLoader {
     d["mosaic_buffer"] = options_.mosaic_buffer;
     nb::dict hyp;
     for (const auto& [key, value] : options_.hyp.Values()) hyp[key.c_str()] = value;
+    if (options_.augmentation == Augmentation::kUltralytics8)
+      for (const auto& [key, value] : options_.ultralytics8_hyp.Values()) hyp[key.c_str()] = value;
     d["hyp"] = hyp;
     return d;
   }
@@ -617,7 +621,9 @@ package 8.4 (YOLOv8/YOLO11) makes them (docs/loader.md, "Ultralytics 8's augment
 tiles from the buffers of `ultralytics_workers` DataLoader workers (its `workers`), load_image's
 sizes, validation boxes and (padw, padh) at the letterbox's rounded left and top; its pixel cache
 holds load_image's images as Ultralytics 8 makes them, and cache='ram' takes mosaic tiles from the
-whole split, as Ultralytics' cache='ram' does (no buffer).
+whole split, as Ultralytics' cache='ram' does (no buffer); a hyp dict may add its cutmix (CutMix's
+probability) and bgr (that of a training image's planes B, G, R instead of R, G, B), which the
+state's hyp then names.
 rank and world_size give this
 process its share of each epoch, as torch's DistributedSampler (validation: every world_size-th
 batch, so that the ranks read every sample once; in the ultralytics8 mode validation and rect

@@ -183,6 +183,8 @@ def test_waiting_for_a_batch_releases_the_gil(coco128):
     ({"hyp": 3}, TypeError, "hyp=3: expected a dict of hyperparameters or a hyp YAML's path"),
     ({"augmentation": "v8"}, ValueError, "augmentation 'v8': expected yolov5 or ultralytics8"),
     ({"augmentation": "ultralytics8", "ultralytics_workers": 0}, ValueError, "positive"),
+    ({"hyp": {"cutmix": 0.5}}, ValueError, "cutmix 0.5: Ultralytics 8's, built in the ultralytics8 augmentation only"),
+    ({"augmentation": "ultralytics8", "hyp": {"bgr": 2}}, ValueError, "bgr 2: a probability, in [0, 1]"),
 ])
 def test_bad_options_raise_naming_them(coco128, options, error, words):
     with pytest.raises(error, match=re.escape(words)):
@@ -276,6 +278,19 @@ def test_ultralytics_8s_augmentation_makes_other_batches_the_same_each_time(coco
     assert v8 == loader_digests(make(coco128, workers=3, augmentation="ultralytics8"))
     assert v8 != loader_digests(make(coco128, workers=1))
     assert v8 != loader_digests(make(coco128, workers=1, augmentation="ultralytics8", ultralytics_workers=2))
+
+
+def test_ultralytics_8s_cutmix_and_bgr_reach_the_loader(coco128):
+    """hyp's cutmix and bgr, Ultralytics 8's own keys, are the mode's: its state names them, and each changes the
+    batches."""
+    plain = make(coco128, workers=1, augmentation="ultralytics8")
+    assert {k: plain.state_dict()["hyp"][k] for k in ("cutmix", "bgr")} == {"cutmix": 0.0, "bgr": 0.0}
+    assert "cutmix" not in make(coco128, workers=1).state_dict()["hyp"]  # not YOLOv5's
+    digests = loader_digests(plain)
+    for key in ("cutmix", "bgr"):
+        loader = make(coco128, workers=1, augmentation="ultralytics8", hyp={key: 0.5})
+        assert loader.state_dict()["hyp"][key] == 0.5
+        assert loader_digests(loader) != digests, key
 
 
 def test_load_image_size_follows_each_modes_rule():

@@ -288,8 +288,7 @@ for batch, workers, started in ((BATCH, 64, min(os.cpu_count(), 128 // BATCH)), 
     dataset.loader.close()
 
 # Refused options: each named, before a run folder is made.
-for option, named in (({"task": "segment"}, "task=segment"), ({"cutmix": 0.5}, "cutmix=0.5"),
-                      ({"bgr": 0.1}, "bgr=0.1"), ({"copy_paste": 0.5}, "copy_paste=0.5"),
+for option, named in (({"task": "segment"}, "task=segment"), ({"copy_paste": 0.5}, "copy_paste=0.5"),
                       ({"fraction": 0.5}, "fraction=0.5"), ({"classes": [0]}, "classes=[0]"),
                       ({"augmentations": ["a transform"]}, "augmentations=")):
     try:

@@ -1,8 +1,9 @@
 """Run by test_ultralytics8.py in the Ultralytics 8 environment (.venv-u8): Ultralytics 8's own training of a
 YOLOv8n from scratch on the CPU at 64 pixels with its default augmentation (mosaic, HSV, translate, scale,
 fliplr), with ffyolo.ultralytics.DetectionTrainer reading the packed dataset: named as a data YAML naming its
-split folder, one epoch with mosaic; named as the dataset folder, two epochs crossing close_mosaic=1 (the loader
-without mosaic in the second); rect=True from the pixel cache (cache='ram'), one epoch. Each run validates (through the packed dataset too) and writes its results.csv;
+split folder, one epoch with mosaic; named as the dataset folder, two epochs crossing close_mosaic=1 with CutMix
+and bgr on (the loader without mosaic and CutMix in the second, bgr kept); rect=True from the pixel cache
+(cache='ram'), one epoch. Each run validates (through the packed dataset too) and writes its results.csv;
 the last one's model is then validated alone through ffyolo.ultralytics.DetectionValidator; a run stopped
 after its first epoch resumes with the loader at its second.
 
@@ -23,30 +24,32 @@ data_yaml = out / "coco128-ffr.yaml"
 data_yaml.write_text(f"path: {packed}\ntrain: train2017\nval: train2017\n"
                      f"names: {dict(enumerate(ffyolo.Dataset(packed).names))!r}\n")
 
-def mosaic_per_epoch(model) -> dict:
-    """The loader's mosaic probability at each epoch's first batch, checking that the loader is at that epoch
-    (close_mosaic's new loader too)."""
+def hyp_per_epoch(model) -> dict:
+    """The loader's mosaic, cutmix and bgr probabilities at each epoch's first batch, checking that the loader is
+    at that epoch (close_mosaic's new loader too)."""
     seen = {}
 
     def record(trainer):
         state = trainer.train_loader.loader.state_dict()
         assert state["epoch"] == trainer.epoch, (state["epoch"], trainer.epoch)
-        seen.setdefault(trainer.epoch, state["hyp"]["mosaic"])
+        seen.setdefault(trainer.epoch, tuple(state["hyp"][k] for k in ("mosaic", "cutmix", "bgr")))
 
     model.add_callback("on_train_batch_start", record)
     return seen
 
 
-for name, data, epochs, close_mosaic in (("yaml", data_yaml, 1, 0), ("folder", packed, 2, 1)):
+for name, data, epochs, close_mosaic, mix in (("yaml", data_yaml, 1, 0, 0.0), ("folder", packed, 2, 1, 0.5)):
     model = YOLO("yolov8n.yaml")
-    mosaic = mosaic_per_epoch(model)
+    hyp = hyp_per_epoch(model)
     model.train(trainer=DetectionTrainer, data=str(data), epochs=epochs, close_mosaic=close_mosaic, imgsz=64,
-                batch=32, workers=2, device="cpu", plots=False, project=str(out), name=name, exist_ok=True, seed=1)
-    assert list(mosaic.values()) == [1.0] * (epochs - close_mosaic) + [0.0] * close_mosaic, mosaic
+                batch=32, workers=2, device="cpu", plots=False, project=str(out), name=name, exist_ok=True, seed=1,
+                cutmix=mix, bgr=mix)
+    assert list(hyp.values()) == [(1.0, mix, mix)] * (epochs - close_mosaic) + [(0.0, 0.0, mix)] * close_mosaic, hyp
     results = out / name / "results.csv"
     rows = results.read_text().strip().splitlines()
     assert len(rows) == 1 + epochs, rows  # the header and each epoch
-    print(f"Ultralytics 8 trained through ffyolo from the {name}, mosaic by epoch {list(mosaic.values())}: {results}")
+    print(f"Ultralytics 8 trained through ffyolo from the {name}, (mosaic, cutmix, bgr) by epoch "
+          f"{list(hyp.values())}: {results}")
     print(rows[0])
     print(rows[-1])
 # rect=True training from the pixel cache (cache='ram'): one epoch of rect batches, validated.
