@@ -19,8 +19,10 @@ cv::Mat RandomImage(int w, int h, uint64_t seed) {
 }
 
 // The steps one at a time, as YOLOv5 does them: full-image cvtColor, the
-// tables, cvtColor back, cv::flip, then planes pixel by pixel.
-std::vector<uint8_t> Reference(const cv::Mat& bgr, const HsvLuts* luts, bool flip_ud, bool flip_lr) {
+// tables, cvtColor back, cv::flip, then planes pixel by pixel (R, G, B, or
+// with `bgr_planes` B, G, R as Ultralytics 8's Format leaves them).
+std::vector<uint8_t> Reference(const cv::Mat& bgr, const HsvLuts* luts, bool flip_ud, bool flip_lr,
+                               bool bgr_planes = false) {
   cv::Mat img = bgr.clone();
   if (luts) {
     cv::Mat hsv;
@@ -37,33 +39,34 @@ std::vector<uint8_t> Reference(const cv::Mat& bgr, const HsvLuts* luts, bool fli
     for (int x = 0; x < img.cols; ++x) {
       const cv::Vec3b p = img.at<cv::Vec3b>(y, x);
       const size_t i = static_cast<size_t>(y) * img.cols + x;
-      out[i] = p[2];
+      out[i] = p[bgr_planes ? 0 : 2];
       out[plane + i] = p[1];
-      out[2 * plane + i] = p[0];
+      out[2 * plane + i] = p[bgr_planes ? 2 : 0];
     }
   }
   return out;
 }
 
-TEST(WriteRgbPlanesTest, FusedHsvAndFlipsEqualTheStepsOneByOne) {
+TEST(WriteRgbPlanesTest, FusedHsvFlipsAndBgrEqualTheStepsOneByOne) {
   const HsvLuts luts = BuildHsvLuts({1.013, 1.6, 0.7});
   // Widths around the 16-pixel vector step, heights around the 8-row strips.
   const cv::Size sizes[] = {{640, 640}, {97, 61}, {16, 8}, {15, 9}, {33, 17}, {1, 1}, {320, 7}};
   for (const cv::Size size : sizes) {
     const cv::Mat image = RandomImage(size.width, size.height, size.area());
-    for (int mask = 0; mask < 8; ++mask) {
-      const bool hsv = mask & 1, ud = mask & 2, lr = mask & 4;
+    for (int mask = 0; mask < 16; ++mask) {
+      const bool hsv = mask & 1, ud = mask & 2, lr = mask & 4, bgr = mask & 8;
       PlaneAugment augment;
       augment.hsv = hsv ? &luts : nullptr;
       augment.flip_up_down = ud;
       augment.flip_left_right = lr;
+      augment.bgr = bgr;
       const size_t bytes = 3 * image.total();
       std::vector<uint8_t> out(bytes + 16, 0xA5);  // guard bytes after the planes
       const cv::Mat before = image.clone();
       WriteRgbPlanes(image, augment, out.data());
-      const std::vector<uint8_t> expected = Reference(image, augment.hsv, ud, lr);
+      const std::vector<uint8_t> expected = Reference(image, augment.hsv, ud, lr, bgr);
       EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out.begin()))
-          << size << " hsv " << hsv << " flipud " << ud << " fliplr " << lr;
+          << size << " hsv " << hsv << " flipud " << ud << " fliplr " << lr << " bgr " << bgr;
       for (size_t i = bytes; i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << size << " wrote past the planes";
       EXPECT_EQ(cv::norm(image, before, cv::NORM_INF), 0) << "the source must stay unchanged";
     }

@@ -226,6 +226,41 @@ def hsv(cfg, tmp):
     return out
 
 
+def cutmix(cfg, tmp):
+    """CutMix on a black image with boxes and a white one with other boxes, its draws from `uniforms`: the
+    boxes after it and the rectangle pasted (None when it skipped)."""
+    from ultralytics.data.augment import CutMix
+    from ultralytics.utils.instance import Instances
+
+    def labels(case, key, value):
+        boxes = np.array(case[key], np.float32).reshape(-1, 4)
+        return {"img": np.full((case["h"], case["w"], 3), value, np.uint8),
+                "cls": np.arange(len(boxes), dtype=np.float32)[:, None] + (100 if value else 0),
+                "instances": Instances(boxes, np.zeros((0, 1000, 2), np.float32), bbox_format="xyxy",
+                                       normalized=False)}
+
+    class Other:  # the dataset CutMix takes its image from: the white one
+        def __init__(self, labels):
+            self.labels = labels
+
+        def get_image_and_label(self, index):
+            return self.labels
+
+    out = []
+    with Feed() as feed:
+        for case in cfg["cases"]:
+            transform = CutMix(Other(labels(case, "other", 255)), p=1.0)
+            transform.get_indexes = lambda: 0
+            feed.queue, feed.geometry = [0.0], list(case["uniforms"])  # the p check, then the draws
+            result = transform(labels(case, "boxes", 0))
+            ys, xs = np.nonzero(result["img"][..., 0])
+            out.append({"cls": result["cls"].ravel().astype(int).tolist(),
+                        "boxes": result["instances"].bboxes.astype(np.float64).ravel().tolist(),
+                        "pasted": [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1] if len(xs)
+                        else None})
+    return out
+
+
 def flips(cfg, tmp):
     """RandomFlip then Format's normalized xywh targets."""
     from ultralytics.data.augment import Format, RandomFlip

@@ -9,6 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "ffyolo/boxes.h"
+#include "ffyolo/cutmix.h"
 #include "ffyolo/dataset.h"
 #include "ffyolo/loader.h"
 #include "ffyolo/pack.h"
@@ -335,6 +336,82 @@ TEST(Ultralytics8ReferenceTest, TargetsAreFormatsAfterRandomFlip) {
       EXPECT_EQ(t[k].h, static_cast<float>(r[4 * k + 3])) << "case " << i << " box " << k;
     }
   }
+}
+
+TEST(Ultralytics8ReferenceTest, CutMixIsUltralyticsCutMix) {
+  FFYOLO_REQUIRE_ULTRALYTICS8(python);
+  // A black image with 0 to 3 boxes, CutMix's other a white one with 1 to 8: its paste shows in the pixels.
+  SampleRandom pick({71});
+  const auto random_boxes = [&](int n, int w, int h, int cls) {
+    std::vector<PixelBox> boxes;
+    for (int k = 0; k < n; ++k) {
+      PixelBox b;
+      b.cls = cls + k;
+      b.x1 = static_cast<float>(pick.Uniform(-4, w - 2));
+      b.y1 = static_cast<float>(pick.Uniform(-4, h - 2));
+      b.x2 = std::min(b.x1 + static_cast<float>(pick.Uniform(0.5, w / 2.0)), static_cast<float>(w));
+      b.y2 = std::min(b.y1 + static_cast<float>(pick.Uniform(0.5, h / 2.0)), static_cast<float>(h));
+      boxes.push_back(b);
+    }
+    return boxes;
+  };
+  const auto flat = [](const std::vector<PixelBox>& boxes) {
+    std::vector<float> v;
+    for (const PixelBox& b : boxes) v.insert(v.end(), {b.x1, b.y1, b.x2, b.y2});
+    return v;
+  };
+  struct Case {
+    int w, h;
+    std::vector<PixelBox> boxes, other;
+  };
+  std::vector<Case> cases;
+  json in = json::array();
+  for (uint64_t i = 0; i < 300; ++i) {
+    Case c;
+    c.w = 48 + static_cast<int>(pick.Below(80));
+    c.h = 48 + static_cast<int>(pick.Below(80));
+    c.boxes = random_boxes(static_cast<int>(pick.Below(4)), c.w, c.h, 0);
+    c.other = random_boxes(1 + static_cast<int>(pick.Below(8)), c.w, c.h, 100);
+    in.push_back({{"w", c.w}, {"h", c.h}, {"boxes", flat(c.boxes)}, {"other", flat(c.other)},
+                  {"uniforms", Uniforms({73, i}, 10)}});
+    cases.push_back(std::move(c));
+  }
+  const json ref = RunReference(python, "cutmix", {{"cases", in}});
+  ASSERT_FALSE(ref.is_null());
+  int pasted = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SampleRandom rng({73, i});
+    cv::Mat img(c.h, c.w, CV_8UC3, cv::Scalar::all(0));
+    const cv::Mat other(c.h, c.w, CV_8UC3, cv::Scalar::all(255));
+    std::vector<PixelBox> boxes = c.boxes;
+    ApplyCutMix(&rng, other, c.other, &img, &boxes);
+    std::vector<cv::Point> white;
+    cv::Mat channel;
+    cv::extractChannel(img, channel, 0);
+    cv::findNonZero(channel, white);
+    const json& r = ref[i];
+    if (white.empty()) {
+      EXPECT_TRUE(r["pasted"].is_null()) << "case " << i;
+    } else {
+      const cv::Rect rect = cv::boundingRect(white);
+      EXPECT_EQ(std::vector<int>({rect.x, rect.y, rect.x + rect.width, rect.y + rect.height}), r["pasted"])
+          << "case " << i;
+      EXPECT_EQ(cv::countNonZero(channel), rect.area()) << "case " << i;
+      ++pasted;
+    }
+    const auto ref_cls = r["cls"].get<std::vector<int>>();
+    const auto ref_boxes = r["boxes"].get<std::vector<double>>();
+    ASSERT_EQ(boxes.size(), ref_cls.size()) << "case " << i;
+    for (size_t k = 0; k < boxes.size(); ++k) {
+      EXPECT_EQ(boxes[k].cls, ref_cls[k]) << "case " << i << " box " << k;
+      const float xyxy[4] = {boxes[k].x1, boxes[k].y1, boxes[k].x2, boxes[k].y2};
+      for (int j = 0; j < 4; ++j)
+        EXPECT_EQ(xyxy[j], static_cast<float>(ref_boxes[4 * k + j])) << "case " << i << " box " << k;
+    }
+  }
+  EXPECT_GT(pasted, 50);  // pasted, and skipped (no free area, or no box of the other's in it)
+  EXPECT_LT(pasted, 250);
 }
 
 // Writes (through the reference, with OpenCV) a YOLO-txt dataset of `n` noisy PNGs of random sizes, 1 to 4
