@@ -69,6 +69,11 @@ class Loader::Impl {
     std::lock_guard<std::mutex> lock(mu_);
     return bad_samples_;
   }
+  DecodeStats decode_stats() const {
+    DecodeStats stats = store_ ? store_->stats() : DecodeStats();
+    stats.decodes = decodes_.load(std::memory_order_relaxed);
+    return stats;
+  }
 
  private:
   // One buffer of the ring: holds batch `batch` while in use.
@@ -97,6 +102,8 @@ class Loader::Impl {
   LoaderOptions opt_;  // its split resolved (Dataset::ResolveSplit)
   std::unique_ptr<ffr::Reader> reader_;
   std::unique_ptr<std::atomic<bool>[]> checked_;  // pixel cache samples whose CRC was checked
+  std::unique_ptr<DecodedImageStore> store_;      // Ultralytics 8's mosaic training, unless decoded_store_bytes is 0
+  std::atomic<int64_t> decodes_{0};
   SampleContext context_;
   std::unique_ptr<DistributedSampler> sampler_;
   RectBatches rect_;
@@ -179,6 +186,7 @@ Status Loader::Impl::Init(const Dataset& dataset) {
   context_.decode_less = opt_.decode_less && !opt_.pixel_cache;
   FFR_RETURN_IF_ERROR(dataset.ExifApplied(opt_.split, &context_.exif_applied));
   context_.pixel_cache = opt_.pixel_cache;
+  context_.decodes = &decodes_;
 
   const bool rect = opt_.rect || !opt_.training;
   const bool u8 = opt_.augmentation == Augmentation::kUltralytics8;
@@ -214,6 +222,12 @@ Status Loader::Impl::Init(const Dataset& dataset) {
     so.shuffle = opt_.shuffle;
     sampler_.reset(new DistributedSampler(so));
     samples_per_epoch_ = sampler_->samples_per_rank();
+    // Ultralytics 8's mosaic training; rect training has no tiles, and a pixel cache holds load_image's output
+    // (a read there decodes nothing, so there is nothing to share).
+    if (u8 && !rect && opt_.decoded_store_bytes > 0 && !opt_.pixel_cache) {
+      store_.reset(new DecodedImageStore(opt_.decoded_store_bytes));
+      context_.store = store_.get();
+    }
   }
   batches_per_epoch_ = opt_.drop_last ? samples_per_epoch_ / opt_.batch_size
                                       : (samples_per_epoch_ + opt_.batch_size - 1) / opt_.batch_size;
@@ -301,6 +315,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
                                    std::to_string(batches_per_epoch_) + " batches");
   std::vector<int64_t> positions = EpochPositions(epoch);
   std::vector<SampleDraws> draws;
+  std::vector<int32_t> spans;  // samples per span of the decoded image store
   if (opt_.augmentation == Augmentation::kUltralytics8 && opt_.training && sampler_) {
     SampleDrawsPlan plan;
     plan.positions = positions;
@@ -316,6 +331,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
     plan.rank = static_cast<uint64_t>(opt_.rank);
     plan.epoch = epoch;
     draws = PlanSampleDraws(plan);
+    if (store_) spans = PlanDecodeSpans(plan, first_batch * opt_.batch_size, &draws);
   }
   std::unique_lock<std::mutex> lock(mu_);
   StopEpoch(&lock);
@@ -324,6 +340,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
   started_ = true;
   positions_ = std::move(positions);
   draws_ = std::move(draws);
+  if (store_) store_->Reset(std::move(spans));
   next_batch_ = first_batch;
   next_position_ = first_batch * opt_.batch_size;
   end_position_ = std::min<int64_t>(batches_per_epoch_ * opt_.batch_size, samples_per_epoch_);
@@ -431,6 +448,8 @@ void Loader::Impl::Worker(int id) {
     Status error;
     int64_t replaced = 0;
     Produce(&builder, position, dst, &slot->targets[k], &slot->batch.meta[k], &error, &replaced);
+    if (store_ && !draws_.empty())
+      for (int32_t span : draws_[position].Spans()) store_->Release(span);
 
     lock.lock();
     --in_flight_;
@@ -534,6 +553,7 @@ Status Loader::ReleaseKeepingImages(const Batch* batch, uint8_t** images, size_t
   return impl_->ReleaseKeepingImages(batch, images, bytes);
 }
 int64_t Loader::bad_samples() const { return impl_->bad_samples(); }
+DecodeStats Loader::decode_stats() const { return impl_->decode_stats(); }
 void Loader::Close() { impl_->Close(); }
 
 }  // namespace ffyolo

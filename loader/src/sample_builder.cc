@@ -126,6 +126,7 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     l.image = cv::Mat(target, CV_8UC3, const_cast<uint8_t*>(rec.image_data()));
     return true;
   }
+  if (ctx_.decodes) ctx_.decodes->fetch_add(1, std::memory_order_relaxed);
   DecodeOptions options;
   options.orientation = l.orientation;
   if (ctx_.decode_less) options.min_w = target.width, options.min_h = target.height;
@@ -160,6 +161,28 @@ bool SampleBuilder::Decode(int k, bool augment, const cv::Rect& needed, SampleEr
     l.image = ImageView(&l.resized, target.height, target.width);
     cv::resize(decoded, l.image, target, 0, 0, LoadResizeInterpolation(augment, l.orig_w, l.orig_h, s, ctx_.augmentation));
   }
+  return true;
+}
+
+bool SampleBuilder::Pixels(int k, const cv::Rect& needed, SampleError* error) {
+  Loaded& l = *loaded_[k];
+  const int32_t span = ctx_.store && planned_ ? planned_->SpanOf(l.index) : -1;
+  if (span < 0) return Decode(k, /*augment=*/true, needed, error);
+  const cv::Size size = LoadResizeSize(l.orig_w, l.orig_h, ctx_.img_size, ctx_.augmentation);
+  switch (ctx_.store->Acquire(span, static_cast<uint64_t>(size.width) * size.height * 3, &l.image)) {
+    case DecodedImageStore::Claim::kHeld:
+      return true;
+    case DecodedImageStore::Claim::kUnstored:
+      return Decode(k, /*augment=*/true, needed, error);
+    case DecodedImageStore::Claim::kDecode:
+      break;
+  }
+  if (!Decode(k, /*augment=*/true, cv::Rect(), error)) {
+    ctx_.store->Abandon(span);
+    return false;
+  }
+  l.image = l.image.clone();  // the store's own, outliving this builder's buffers
+  ctx_.store->Publish(span, l.image);
   return true;
 }
 
@@ -214,7 +237,7 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
   std::array<cv::Mat, 4> images;  // unsampled ones stay empty
   for (int k = 0; k < 4; ++k) {
     if (regions[k].empty()) continue;
-    if (!Decode(k, /*augment=*/true, ctx_.decode_less ? regions[k] : cv::Rect(), error)) return false;
+    if (!Pixels(k, ctx_.decode_less ? regions[k] : cv::Rect(), error)) return false;
     images[k] = loaded_[k]->image;
   }
   WarpMosaic(images, plan, s, m, out);
@@ -224,7 +247,7 @@ bool SampleBuilder::Mosaic(SampleRandom* rng, int64_t index, const std::vector<i
 
 bool SampleBuilder::SingleImage(SampleRandom* rng, int64_t index, int height, int width, cv::Mat* out,
                                 std::vector<PixelBox>* boxes, ImageMeta* meta, SampleError* error) {
-  if (!Load(index, /*augment=*/true, error)) return false;
+  if (!Read(&index, 1, error) || !Pixels(0, cv::Rect(), error)) return false;
   const Loaded& l = *loaded_[0];
   const Augmentation mode = ctx_.augmentation;
   cv::Mat src = l.image;
@@ -256,6 +279,16 @@ bool SampleBuilder::BuildTraining(SampleRandom* rng, int64_t index, const std::v
                                   ImageMeta* meta, SampleError* error) {
   const int s = ctx_.img_size;
   const Hyp& hyp = ctx_.hyp;
+  // Ultralytics 8: reads go through the plan's spans (Pixels), and the store's images are let go with the sample.
+  struct PlannedSample {
+    SampleBuilder* builder;
+    ~PlannedSample() {
+      if (!builder->planned_) return;
+      builder->planned_ = nullptr;
+      for (auto& l : builder->loaded_) l->image.release();
+    }
+  } planned{this};
+  planned_ = draws;
   cv::Mat img = ImageView(&work_buffer_, s, s);
   std::vector<PixelBox> boxes;
   *meta = ImageMeta();

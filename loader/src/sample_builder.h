@@ -17,6 +17,7 @@
 #include "ffyolo/batch.h"
 #include "ffyolo/augmentation.h"
 #include "ffyolo/boxes.h"
+#include "ffyolo/decoded_image_store.h"
 #include "ffyolo/hyp.h"
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/label_index.h"
@@ -45,6 +46,10 @@ struct SampleContext {
   // checked the first time this process reads it rather than at every read
   // (the reader then checks none).
   std::atomic<bool>* checked = nullptr;
+  // Ultralytics 8's mosaic training: images the plan's spans share (the
+  // draws' ImageLoad::span) come from here. Null: every read decodes.
+  DecodedImageStore* store = nullptr;
+  std::atomic<int64_t>* decodes = nullptr;  // counts every decode (DecodeStats::decodes)
 };
 
 // Why a sample failed: the dataset index at fault (a mosaic partner, maybe) and the reason.
@@ -94,6 +99,10 @@ class SampleBuilder {
   // non-empty `needed` (in resized pixels; augmenting loads only, whose
   // resize is INTER_LINEAR, see ResizeSourceRegion) only the pixels there are valid.
   bool Decode(int k, bool augment, const cv::Rect& needed, SampleError* error);
+  // Loaded k's pixels for an augmenting read: the decoded image store's copy
+  // when the sample's plan (planned_) shares the image with other samples, else
+  // decoded (only `needed`, when not empty).
+  bool Pixels(int k, const cv::Rect& needed, SampleError* error);
   // Read and Decode of one image into Loaded 0.
   bool Load(int64_t index, bool augment, SampleError* error);
   // The mosaic of `index` and three more: YOLOv5 draws them from `partners`
@@ -113,6 +122,7 @@ class SampleBuilder {
               std::vector<NormBox>* targets);
 
   SampleContext ctx_;
+  const SampleDraws* planned_ = nullptr;  // the Ultralytics 8 sample being built, for Pixels
   ffr::ReadBuffer read_buffer_;
   std::vector<std::unique_ptr<Loaded>> loaded_;  // one per mosaic tile
   std::vector<uint8_t> work_buffer_, mix_buffer_;

@@ -13,6 +13,7 @@
 #include "ffyolo/batch_digest.h"
 #include "ffyolo/batch_grid.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/decoded_image_store.h"
 #include "ffyolo/image_decoder.h"
 #include "ffyolo/letterbox.h"
 #include "ffyolo/batch_digest.h"
@@ -860,6 +861,164 @@ TEST(LoaderUltralytics8Test, CutMixAndBgrAreUltralytics8sProbabilities) {
   o.ultralytics8_hyp.cutmix = 0.5;
   s = Loader::Open(*d, o, &loader);
   EXPECT_TRUE(s.IsInvalidArgument() && s.message().find("cutmix 0.5: Ultralytics 8's") == 0) << s.ToString();
+}
+
+}  // namespace
+}  // namespace ffyolo
+
+namespace ffyolo {
+namespace {
+
+// Ultralytics 8's default augmentation (mosaic always, no MixUp) over the synthetic split.
+LoaderOptions MosaicAlwaysOptions() {
+  LoaderOptions o = Ultralytics8Options(2);
+  o.hyp.mosaic = 1;
+  o.hyp.mixup = 0;
+  return o;
+}
+
+TEST(DecodedImageStoreTest, HoldsASharedImageUntilItsLastSampleWithinItsCap) {
+  DecodedImageStore store(150);
+  store.Reset({3, 1, 2});
+  cv::Mat image;
+  ASSERT_EQ(store.Acquire(0, 100, &image), DecodedImageStore::Claim::kDecode);  // three samples read span 0
+  const cv::Mat decoded(5, 20, CV_8UC1, cv::Scalar(9));
+  store.Publish(0, decoded);
+  ASSERT_EQ(store.Acquire(0, 100, &image), DecodedImageStore::Claim::kHeld);
+  EXPECT_EQ(image.data, decoded.data);
+  EXPECT_EQ(store.Acquire(1, 10, &image), DecodedImageStore::Claim::kUnstored);  // only one sample reads span 1
+  EXPECT_EQ(store.Acquire(2, 100, &image), DecodedImageStore::Claim::kUnstored);  // 200 bytes: past the cap
+  store.Release(0);
+  store.Release(0);
+  EXPECT_EQ(store.Acquire(0, 100, &image), DecodedImageStore::Claim::kHeld);  // its third sample still to come
+  store.Release(0);  // gone with it: span 2 fits now
+  ASSERT_EQ(store.Acquire(2, 100, &image), DecodedImageStore::Claim::kDecode);
+  store.Abandon(2);  // its decode failed: the next read claims it again
+  EXPECT_EQ(store.Acquire(2, 100, &image), DecodedImageStore::Claim::kDecode);
+  const DecodeStats stats = store.stats();
+  EXPECT_EQ(stats.store_hits, 2);
+  EXPECT_EQ(stats.store_full, 1);
+  EXPECT_EQ(stats.peak_images, 1);
+  EXPECT_EQ(stats.peak_bytes, 100u);
+}
+
+TEST(DecodedImageStoreTest, LoaderDecodesAboutOneImagePerSample) {
+  // Without the store a mosaic decodes each of its four tiles the warp samples; with it an image once while the
+  // plan's samples share it, as Ultralytics' buffers decode one image per sample. Same batches either way.
+  LoaderOptions o = MosaicAlwaysOptions();
+  auto stored = OpenLoader(o);
+  o.decoded_store_bytes = 0;
+  auto unstored = OpenLoader(o);
+  for (int64_t epoch : {0, 1}) {
+    const int64_t before_stored = stored->decode_stats().decodes, before_unstored = unstored->decode_stats().decodes;
+    ExpectSame(Drain(stored.get(), epoch), Drain(unstored.get(), epoch));
+    const double samples = static_cast<double>(stored->samples_per_epoch());
+    const double per_sample = (stored->decode_stats().decodes - before_stored) / samples;
+    const double unstored_per_sample = (unstored->decode_stats().decodes - before_unstored) / samples;
+    EXPECT_LE(per_sample, 1.25) << "epoch " << epoch;
+    EXPECT_GE(unstored_per_sample, 2.5) << "epoch " << epoch;
+  }
+  const DecodeStats stats = stored->decode_stats();
+  EXPECT_GT(stats.store_hits, stats.decodes);
+  EXPECT_EQ(stats.store_full, 0);
+  EXPECT_EQ(unstored->decode_stats().store_hits, 0);
+}
+
+TEST(DecodedImageStoreTest, AtItsCapReadsDecodeForThemselves) {
+  // A cap of about eight of these images: the store fills, holds no more than the cap, and the reads it cannot
+  // take decode for themselves; the batches do not change, resumed mid-epoch or not.
+  LoaderOptions o = MosaicAlwaysOptions();
+  o.workers = 3;
+  o.decoded_store_bytes = 8 * 128 * 100 * 3;
+  auto capped = OpenLoader(o);
+  o.decoded_store_bytes = 0;
+  auto unstored = OpenLoader(o);
+  const auto epoch = Drain(capped.get(), 1);
+  ExpectSame(epoch, Drain(unstored.get(), 1));
+  const DecodeStats stats = capped->decode_stats();
+  EXPECT_GT(stats.store_full, 0);
+  EXPECT_GT(stats.store_hits, 0);
+  EXPECT_LE(stats.peak_bytes, 8u * 128 * 100 * 3);
+  EXPECT_LT(stats.decodes, unstored->decode_stats().decodes);  // still fewer than none held
+  ExpectSame(std::vector<Snapshot>(epoch.begin() + 3, epoch.end()), Drain(capped.get(), 1, 3));
+  EXPECT_LE(capped->decode_stats().peak_bytes, 8u * 128 * 100 * 3);
+}
+
+// A copy of the synthetic dataset in `dir` whose training sample `sample` holds a JPEG that does not decode, its
+// CRCs (the sample's, the header's in the manifest) right, so that only decoding finds it.
+std::string UndecodableCopy(const testing::ScratchDir& dir, int sample) {
+  const std::string copy = dir / "data.ffr";
+  std::filesystem::copy(PackedSyntheticDataset(), copy, std::filesystem::copy_options::recursive);
+  const std::string shard = copy + "/train2017/PART_00000.ffr";
+  std::string bytes = testing::ReadFileToString(shard);
+  std::unique_ptr<ffr::Reader> r;
+  EXPECT_TRUE(ffr::Reader::Open(shard, ffr::ReaderOptions(), &r).ok());
+  ffr::ShardHeader header;
+  EXPECT_TRUE(ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(bytes.data()), 12 + 12 * r->size(),
+                                    bytes.size(), true, &header)
+                  .ok());
+  const size_t begin = header.offsets[sample], size = header.sample_size(sample);
+  const size_t soi = bytes.find("\xff\xd8\xff", begin);
+  EXPECT_LT(soi + 64, begin + size);
+  std::fill(bytes.begin() + soi + 2, bytes.begin() + soi + 64, '\0');  // no marker after the SOI
+  header.crcs[sample] = ffr::Crc32(bytes.data() + begin, size);
+  header.offsets.pop_back();
+  const std::string encoded = ffr::EncodeShardHeader(header.crcs, header.offsets);
+  bytes.replace(0, encoded.size(), encoded);
+  EXPECT_TRUE(testing::WriteStringToFile(shard, bytes));
+  ffr::ShardHeader rewritten;
+  EXPECT_TRUE(ffr::ParseShardHeader(shard, reinterpret_cast<const uint8_t*>(bytes.data()), encoded.size(),
+                                    bytes.size(), true, &rewritten)
+                  .ok());
+  std::string manifest = testing::ReadFileToString(copy + "/dataset.yaml");
+  const std::string listed = "meta_crc: " + std::to_string(header.meta_crc);
+  const size_t at = manifest.find(listed);
+  EXPECT_NE(at, std::string::npos);
+  manifest.replace(at, listed.size(), "meta_crc: " + std::to_string(rewritten.meta_crc));
+  EXPECT_TRUE(testing::WriteStringToFile(copy + "/dataset.yaml", manifest));
+  return copy;
+}
+
+TEST(DecodedImageStoreTest, AnImageThatDoesNotDecodeFailsAsWithoutTheStore) {
+  // A shared image that fails to decode: the thread that claimed it gives it up, the others decode it themselves
+  // and fail as they would without the store. Batches, errors and reports are those of the loader without the
+  // store, and name the file and the sample. (The image soon sits in the mosaic buffers, and a replacement keeps
+  // its position's tiles, so here the epochs end at a batch of 16 failures in both.)
+  testing::ScratchDir dir("undecodable");
+  const std::string copy = UndecodableCopy(dir, 5);
+  struct Outcome {
+    std::vector<Snapshot> batches;
+    std::vector<std::string> errors, reports;
+  };
+  const auto run = [&](uint64_t store_bytes) {
+    Outcome out;
+    LoaderOptions o = MosaicAlwaysOptions();
+    o.workers = 3;
+    o.decoded_store_bytes = store_bytes;
+    o.on_bad_sample = [&](const std::string& m) { out.reports.push_back(m); };
+    auto loader = OpenLoader(o, copy);
+    for (int64_t epoch : {0, 1}) {
+      EXPECT_TRUE(loader->Start(epoch).ok());
+      for (int64_t b = 0; b < loader->batches_per_epoch(); ++b) {
+        const Batch* batch = nullptr;
+        const Status st = loader->Next(&batch);
+        out.errors.push_back(st.ToString());
+        if (!batch) break;  // a failed batch ends its epoch
+        out.batches.push_back({batch->index, batch->size, batch->height, batch->width,
+                               std::string(reinterpret_cast<const char*>(batch->images), batch->image_bytes()),
+                               batch->targets, {}});
+        loader->Release(batch);
+      }
+    }
+    return out;
+  };
+  const Outcome stored = run(LoaderOptions().decoded_store_bytes), unstored = run(0);
+  ExpectSame(stored.batches, unstored.batches);
+  EXPECT_EQ(stored.errors, unstored.errors);
+  EXPECT_EQ(stored.reports, unstored.reports);
+  ASSERT_EQ(stored.reports.size(), 1u);
+  EXPECT_NE(stored.reports[0].find("PART_00000.ffr sample 5"), std::string::npos) << stored.reports[0];
+  EXPECT_NE(stored.reports[0].find(".jpg"), std::string::npos) << stored.reports[0];
 }
 
 }  // namespace

@@ -156,15 +156,17 @@ def draws(cfg, tmp):
     dataset = YOLODataset(img_path=str(images), imgsz=cfg["imgsz"], augment=True, hyp=hyp, batch_size=cfg["batch"],
                           data={"names": {0: "a"}, "channels": 3}, task="detect")
     assert dataset.max_buffer_length == cfg["max_buffer_length"], dataset.max_buffer_length
-    # One dataset copy, so one buffer, per DataLoader worker; each logs its load_image calls.
+    # One dataset copy, so one buffer, per DataLoader worker; each logs its load_image calls: the index, and
+    # whether the call read the file (its buffer did not hold the image).
     copies, log, sizes = [], [], {}
     for _ in range(cfg["workers"]):
         d = copy.deepcopy(dataset)
         load = d.load_image
 
-        def logged(i, *args, _load=load, **kwargs):
+        def logged(i, *args, _load=load, _d=d, **kwargs):
+            read = _d.ims[i] is None
             im, hw0, hw = _load(i, *args, **kwargs)
-            log.append(i)
+            log.append([i, read])
             sizes[i] = [int(hw[1]), int(hw[0])]
             return im, hw0, hw
 

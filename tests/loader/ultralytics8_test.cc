@@ -149,6 +149,70 @@ TEST(Ultralytics8Test, ZeroAreaBoxesAreRemoved) {
 
 // --- Against Ultralytics 8 ---------------------------------------------------------------------------------
 
+TEST(SampleDrawsTest, DecodeSpansJoinAnImagesOverlappingRunsFromTheirReads) {
+  // Batches of one over two workers: positions 0, 2, 4 in worker 0, 1, 3, 5 in worker 1. Image 7 is read by
+  // worker 0 at 0 and loaded again at 2 (held), read by worker 1 at 1 (overlapping: one span), and read again by
+  // worker 0 at 4 (after the span: another). Image 8 is read at 0 by worker 0 and first loaded by worker 1 at 5
+  // (held there from before, say): two runs apart, two spans. Image 9 once.
+  SampleDrawsPlan plan;
+  plan.batch_size = 1;
+  plan.workers = 2;
+  const std::vector<std::vector<ImageLoad>> loads = {
+      {{7, true}, {8, true}}, {{7, true}}, {{7, false}}, {{9, true}}, {{7, true}}, {{8, false}}};
+  const auto planned = [&](int64_t first_position, std::vector<SampleDraws>* draws) {
+    draws->assign(loads.size(), SampleDraws());
+    for (size_t p = 0; p < loads.size(); ++p) (*draws)[p].loads = loads[p];
+    return PlanDecodeSpans(plan, first_position, draws);
+  };
+  std::vector<SampleDraws> d;
+  std::vector<int32_t> samples = planned(0, &d);
+  ASSERT_EQ(samples.size(), 5u);
+  const auto span = [&](int p, int k) { return d[p].loads[k].span; };
+  EXPECT_EQ(span(0, 0), span(1, 0));
+  EXPECT_EQ(span(0, 0), span(2, 0));
+  EXPECT_EQ(samples[span(0, 0)], 3);
+  EXPECT_NE(span(4, 0), span(0, 0));
+  EXPECT_NE(span(5, 0), span(0, 1));
+  EXPECT_EQ(samples[span(4, 0)], 1);
+  EXPECT_EQ(d[0].Spans(), (std::vector<int32_t>{span(0, 0), span(0, 1)}));
+  EXPECT_EQ(d[3].SpanOf(9), span(3, 0));
+  EXPECT_EQ(d[3].SpanOf(7), -1);
+  // Resumed at position 2: nothing before is planned, and 7's load at 2 (held since before) opens a run.
+  samples = planned(2, &d);
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(span(0, 0), -1);
+  EXPECT_EQ(span(1, 0), -1);
+  EXPECT_NE(span(2, 0), span(4, 0));
+  for (int32_t s : samples) EXPECT_EQ(s, 1);
+}
+
+TEST(SampleDrawsTest, DecodeSpansCountTheSamplesThatLoadThem) {
+  SampleDrawsPlan plan;
+  for (int64_t i = 0; i < 400; ++i) plan.positions.push_back((i * 37) % 400);
+  plan.dataset_size = 400;
+  plan.batch_size = 4;
+  plan.workers = 2;
+  plan.mixup = 0.3;
+  std::vector<SampleDraws> draws = PlanSampleDraws(plan);
+  const std::vector<int32_t> samples = PlanDecodeSpans(plan, 0, &draws);
+  std::vector<int32_t> counted(samples.size(), 0);
+  std::vector<int64_t> image(samples.size(), -1);
+  int64_t reads = 0;
+  for (const SampleDraws& d : draws) {
+    for (const ImageLoad& l : d.loads) {
+      ASSERT_GE(l.span, 0);
+      if (image[l.span] < 0) image[l.span] = l.index;
+      EXPECT_EQ(image[l.span], l.index);  // a span is one image's
+      reads += l.read;
+    }
+    for (int32_t s : d.Spans()) ++counted[s];
+  }
+  EXPECT_EQ(counted, samples);
+  // From empty buffers a run starts at a read: no more spans than Ultralytics' reads, and far fewer than loads.
+  EXPECT_LE(static_cast<int64_t>(samples.size()), reads);
+  EXPECT_LT(static_cast<double>(samples.size()), 0.5 * 4 * draws.size());
+}
+
 TEST(Ultralytics8ReferenceTest, MosaicBufferMixUpAndCutMixNameTheImagesUltralyticsLoads) {
   FFYOLO_REQUIRE_ULTRALYTICS8(python);
   SampleRandom sizes_rng({11});
@@ -185,20 +249,29 @@ TEST(Ultralytics8ReferenceTest, MosaicBufferMixUpAndCutMixNameTheImagesUltralyti
                                  {"epochs", epochs}});
   ASSERT_FALSE(ref.is_null());
   const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
-  int mosaics = 0, mixups = 0, cutmixes = 0;
+  int mosaics = 0, mixups = 0, cutmixes = 0, reads = 0, loaded = 0;
   for (size_t p = 0; p < draws.size(); ++p) {
     const SampleDraws& d = draws[p];
-    std::vector<int64_t> loads = {plan.positions[p]};
-    if (d.mosaic) loads.insert(loads.end(), d.partners.begin(), d.partners.end());
+    std::vector<int64_t> named = {plan.positions[p]};
+    if (d.mosaic) named.insert(named.end(), d.partners.begin(), d.partners.end());
     for (const MixedImage* m : {&d.mixup, &d.cutmix}) {
-      if (m->applied) loads.push_back(m->index);
-      if (m->mosaic) loads.insert(loads.end(), m->partners.begin(), m->partners.end());
+      if (m->applied) named.push_back(m->index);
+      if (m->mosaic) named.insert(named.end(), m->partners.begin(), m->partners.end());
     }
-    EXPECT_EQ(loads, ref["epochs"][1][p].get<std::vector<int64_t>>()) << "position " << p;
+    // The loads, whether each read its image (what the decoded image store plans from), and the images named.
+    json loads = json::array();
+    for (const ImageLoad& l : d.loads) loads.push_back({l.index, l.read});
+    EXPECT_EQ(loads, ref["epochs"][1][p]) << "position " << p;
+    ASSERT_EQ(d.loads.size(), named.size()) << "position " << p;
+    for (size_t k = 0; k < named.size(); ++k) EXPECT_EQ(d.loads[k].index, named[k]) << "position " << p;
     mosaics += d.mosaic;
     mixups += d.mixup.applied;
     cutmixes += d.cutmix.applied;
+    for (const ImageLoad& l : d.loads) reads += l.read;
+    loaded += static_cast<int>(d.loads.size());
   }
+  EXPECT_GT(reads, 0);  // loads of both kinds
+  EXPECT_LT(reads, loaded);
   EXPECT_GT(mosaics, 10);  // the case exercises both branches of both
   EXPECT_LT(mosaics, n);
   EXPECT_GT(mixups, 3);
@@ -453,6 +526,7 @@ struct Samples {
   std::vector<std::string> images;           // RGB planes
   std::vector<std::vector<float>> targets;   // class, cx, cy, w, h per box
   std::vector<ImageMeta> meta;
+  DecodeStats stats;  // the loader's after the epoch
 };
 Samples DrainSamples(const Dataset& dataset, const LoaderOptions& o, int64_t epoch) {
   Samples out;
@@ -474,6 +548,7 @@ Samples DrainSamples(const Dataset& dataset, const LoaderOptions& o, int64_t epo
     }
     loader->Release(b);
   }
+  out.stats = loader->decode_stats();
   return out;
 }
 
@@ -552,6 +627,7 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
       cutmixes += r["cutmixed"].get<bool>();
       bgr += r["bgr"].get<bool>();
     }
+    if (!o.rect) EXPECT_GT(samples.stats.store_hits, 0) << "config " << config;  // tiles came from the store too
   }
   // The cases exercise both: CutMix pasting (not only skipping) and BGR planes.
   EXPECT_GT(cutmixes, 2);

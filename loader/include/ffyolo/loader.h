@@ -22,6 +22,7 @@
 #include "ffyolo/augmentation.h"
 #include "ffyolo/batch.h"
 #include "ffyolo/dataset.h"
+#include "ffyolo/decoded_image_store.h"
 #include "ffyolo/hyp.h"
 
 namespace ffyolo {
@@ -54,6 +55,12 @@ struct LoaderOptions {
   // them (UsePixelCache sets it for --cache ram). YOLOv5's augmentation ignores it.
   bool mosaic_buffer = true;
   Ultralytics8Hyp ultralytics8_hyp;  // its cutmix and bgr: with `hyp`, Ultralytics 8's hyperparameters
+  // Ultralytics 8's mosaic training keeps an image decoded while the plan's
+  // later samples read it (decoded_image_store.h), as Ultralytics' buffers do:
+  // about one decode per sample instead of one per tile. At most this many
+  // bytes of images are held; at the cap a read decodes for itself instead.
+  // 0: nothing held. The batches are the same whatever the cap.
+  uint64_t decoded_store_bytes = uint64_t{2} << 30;
   // This process's share: training's sampler gives each rank every world_size-th sample (padded, as torch's
   // DistributedSampler); validation gives each rank every world_size-th rect batch (rect_batches.h's RankShare),
   // in Ultralytics 8's augmentation a run of consecutive ones (ContiguousRankShare), as rect training there.
@@ -128,6 +135,8 @@ class Loader {
   void Close();
   // Corrupt samples seen since Open.
   int64_t bad_samples() const;
+  // Decodes and the decoded image store's use since Open.
+  DecodeStats decode_stats() const;
 
  private:
   class Impl;

@@ -25,10 +25,10 @@ class MosaicBuffer {
   explicit MosaicBuffer(size_t max_length) : max_length_(max_length) {}
 
   // load_image(index): an image the buffer holds is served from memory and
-  // changes nothing; any other is appended, and then the oldest dropped once
-  // the buffer holds max_length (if it holds more than one), so that a load
-  // leaves at most max_length - 1.
-  void Load(int64_t index);
+  // changes nothing; any other is read (true returned), appended, and then the
+  // oldest dropped once the buffer holds max_length (if it holds more than
+  // one), so that a load leaves at most max_length - 1.
+  bool Load(int64_t index);
   // random.choices(buffer)'s pick for a uniform u in [0, 1): entry floor(u * size).
   int64_t Choose(double u) const;
   const std::deque<int64_t>& entries() const { return entries_; }
@@ -49,11 +49,29 @@ struct MixedImage {
   std::array<int64_t, 3> partners{};  // its tiles 1..3, when mosaic
 };
 
+// One load_image call of a sample.
+struct ImageLoad {
+  int64_t index = -1;
+  // Its worker's buffer did not hold the image: Ultralytics read (decoded) it. Without the buffer (cache='ram'),
+  // every tile is one, as no buffer holds it.
+  bool read = false;
+  // The decoded image store's span it belongs to (PlanDecodeSpans); -1: none planned.
+  int32_t span = -1;
+};
+
 // The images one training sample names, Ultralytics 8 style.
 struct SampleDraws {
   bool mosaic = false;                // its own image in tile 0, no shuffle
   std::array<int64_t, 3> partners{};  // tiles 1..3, when mosaic
   MixedImage mixup, cutmix;           // v8_transforms applies MixUp, then CutMix
+  // Every image above, in the order Ultralytics loads them (its own, its tiles, then MixUp's and CutMix's
+  // images and their tiles).
+  std::vector<ImageLoad> loads;
+
+  // The span of the sample's first load of `index`; -1 when it loads no such image or none was planned.
+  int32_t SpanOf(int64_t index) const;
+  // The spans its loads belong to, each once: a sample reads a span's image however often it loads it.
+  std::vector<int32_t> Spans() const;
 };
 
 struct SampleDrawsPlan {
@@ -83,5 +101,15 @@ struct SampleDrawsPlan {
 // CutMix's image, its tiles.
 inline constexpr uint64_t kSampleDrawsStream = 0x6d6f73616963ull;
 std::vector<SampleDraws> PlanSampleDraws(const SampleDrawsPlan& plan);
+
+// The decoded image store's plan (decoded_image_store.h): which loads of
+// `draws`, from first_position on (a resumed epoch's first), can share one
+// decode. A run is a worker buffer's holding of an image, from the load that
+// read it (or, for an image held before first_position, its first load) to
+// its last load before the buffer next reads it; an image's runs that overlap
+// in positions (several workers' buffers holding it at once) make one span.
+// Sets each load's span and returns, per span, how many samples load it.
+std::vector<int32_t> PlanDecodeSpans(const SampleDrawsPlan& plan, int64_t first_position,
+                                     std::vector<SampleDraws>* draws);
 
 }  // namespace ffyolo
