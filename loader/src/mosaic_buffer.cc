@@ -110,7 +110,10 @@ std::vector<int32_t> PlanDecodeSpans(const SampleDrawsPlan& plan, int64_t first_
       l.span = static_cast<int32_t>(it->second);  // its run until the spans are known
     }
   }
-  // An image's runs in order of their first positions; one overlapping the span so far joins it.
+  // An image's runs in order of their first positions; one that starts within a buffer's length of positions
+  // after the span so far joins it: the image is kept rather than decoded again so soon, which holds at most about
+  // that many more images (a span starts about once a sample).
+  const int64_t gap = static_cast<int64_t>(MosaicBuffer::MaxLength(plan.dataset_size, plan.batch_size));
   std::vector<size_t> order(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) order[r] = r;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -120,7 +123,7 @@ std::vector<int32_t> PlanDecodeSpans(const SampleDrawsPlan& plan, int64_t first_
   int64_t span_last = -1;
   for (size_t k = 0; k < order.size(); ++k) {
     Run& r = runs[order[k]];
-    if (k == 0 || runs[order[k - 1]].index != r.index || r.first > span_last) {
+    if (k == 0 || runs[order[k - 1]].index != r.index || r.first > span_last + gap) {
       ++spans;
       span_last = r.last;
     }

@@ -149,11 +149,12 @@ TEST(Ultralytics8Test, ZeroAreaBoxesAreRemoved) {
 
 // --- Against Ultralytics 8 ---------------------------------------------------------------------------------
 
-TEST(SampleDrawsTest, DecodeSpansJoinAnImagesOverlappingRunsFromTheirReads) {
+TEST(SampleDrawsTest, DecodeSpansJoinAnImagesOverlappingOrCloseRunsFromTheirReads) {
   // Batches of one over two workers: positions 0, 2, 4 in worker 0, 1, 3, 5 in worker 1. Image 7 is read by
   // worker 0 at 0 and loaded again at 2 (held), read by worker 1 at 1 (overlapping: one span), and read again by
   // worker 0 at 4 (after the span: another). Image 8 is read at 0 by worker 0 and first loaded by worker 1 at 5
-  // (held there from before, say): two runs apart, two spans. Image 9 once.
+  // (held there from before, say): two runs apart, two spans. Image 9 once. An empty dataset's buffers have no
+  // length, so runs join only where they overlap.
   SampleDrawsPlan plan;
   plan.batch_size = 1;
   plan.workers = 2;
@@ -184,6 +185,14 @@ TEST(SampleDrawsTest, DecodeSpansJoinAnImagesOverlappingRunsFromTheirReads) {
   EXPECT_EQ(span(1, 0), -1);
   EXPECT_NE(span(2, 0), span(4, 0));
   for (int32_t s : samples) EXPECT_EQ(s, 1);
+  // Buffers of length 2 (2 images): 7's read at 4 comes 2 positions after its span's last sample, so it joins it
+  // rather than decode 7 again; 8's runs at 0 and 5 are 5 apart and stay two.
+  plan.dataset_size = 2;
+  samples = planned(0, &d);
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(span(4, 0), span(0, 0));
+  EXPECT_EQ(samples[span(0, 0)], 4);
+  EXPECT_NE(span(5, 0), span(0, 1));
 }
 
 TEST(SampleDrawsTest, DecodeSpansCountTheSamplesThatLoadThem) {

@@ -107,7 +107,8 @@ std::vector<SampleDraws> PlanSampleDraws(const SampleDrawsPlan& plan);
 // decode. A run is a worker buffer's holding of an image, from the load that
 // read it (or, for an image held before first_position, its first load) to
 // its last load before the buffer next reads it; an image's runs that overlap
-// in positions (several workers' buffers holding it at once) make one span.
+// in positions (several workers' buffers holding it at once), or that come
+// within MaxLength positions of each other, make one span.
 // Sets each load's span and returns, per span, how many samples load it.
 std::vector<int32_t> PlanDecodeSpans(const SampleDrawsPlan& plan, int64_t first_position,
                                      std::vector<SampleDraws>* draws);
