@@ -292,6 +292,16 @@ class PyLoader {
   int64_t samples() const { return Get()->samples_per_epoch(); }
   bool shuffled() const { return Get()->shuffled(); }
   int64_t bad_samples() const { return Get()->bad_samples(); }
+  nb::dict decode_stats() const {
+    const DecodeStats stats = Get()->decode_stats();
+    nb::dict d;
+    d["decodes"] = stats.decodes;
+    d["store_hits"] = stats.store_hits;
+    d["store_full"] = stats.store_full;
+    d["peak_images"] = stats.peak_images;
+    d["peak_bytes"] = stats.peak_bytes;
+    return d;
+  }
   nb::typed<nb::list, nb::str> bad_sample_reports() const {
     std::vector<std::string> reports;
     {
@@ -679,6 +689,10 @@ for CUDA copies).)")
                    "Corrupt samples met so far (training replaces each by another; validation raises).")
       .def_prop_ro("bad_sample_reports", &PyLoader::bad_sample_reports,
                    "What was wrong with each corrupt sample: the split, the sample, its file and why.")
+      .def_prop_ro("decode_stats", &PyLoader::decode_stats,
+                   "Since the loader was made: images decoded ('decodes'), and the decoded image store's reads "
+                   "served ('store_hits'), reads it was too full to hold ('store_full'), and most images and "
+                   "bytes it held ('peak_images', 'peak_bytes'); the store is Ultralytics 8's mosaic training's.")
       .def_prop_ro("closed", &PyLoader::closed, "Whether close() was called.")
       .def("close", &PyLoader::Close, nb::call_guard<InCall>(),
            "Stops the worker threads; batches Python still holds keep their memory.")

@@ -293,6 +293,16 @@ def test_ultralytics_8s_cutmix_and_bgr_reach_the_loader(coco128):
         assert loader_digests(loader) != digests, key
 
 
+def test_ultralytics_8s_augmentation_decodes_about_one_image_a_sample(coco128):
+    """Its mosaic tiles come from the decoded image store, as Ultralytics' from its buffers (docs/loader.md);
+    YOLOv5's mode decodes each tile the warp samples."""
+    v8, v5 = make(coco128, workers=2, augmentation="ultralytics8"), make(coco128, workers=2)
+    loader_digests(v8), loader_digests(v5)
+    assert v8.decode_stats["decodes"] <= 1.25 * v8.samples and v8.decode_stats["store_hits"] > v8.samples
+    assert 0 < v8.decode_stats["peak_bytes"] <= 2 << 30
+    assert v5.decode_stats["decodes"] > 2 * v5.samples and v5.decode_stats["store_hits"] == 0
+
+
 def test_load_image_size_follows_each_modes_rule():
     """581 x 400 at 640: YOLOv5 v7.0 truncates (639.99... gives 639), Ultralytics 8 rounds up and caps."""
     assert ffyolo._ffyolo.load_image_size(581, 400, 640) == (639, 440)
