@@ -18,6 +18,7 @@
 #include "ffyolo/letterbox.h"
 #include "ffyolo/batch_digest.h"
 #include "ffyolo/loader.h"
+#include "ffyolo/pixel_cache.h"
 #include "ffyolo/rect_batches.h"
 #include "ffyolo/sampler.h"
 #include "test_dataset.h"
@@ -942,6 +943,26 @@ TEST(DecodedImageStoreTest, AtItsCapReadsDecodeForThemselves) {
   EXPECT_LT(stats.decodes, unstored->decode_stats().decodes);  // still fewer than none held
   ExpectSame(std::vector<Snapshot>(epoch.begin() + 3, epoch.end()), Drain(capped.get(), 1, 3));
   EXPECT_LE(capped->decode_stats().peak_bytes, 8u * 128 * 100 * 3);
+}
+
+TEST(DecodedImageStoreTest, APixelCacheReadDecodesNothing) {
+  // With the pixel cache the mode reads load_image's output: no decode, so no store either (ram: tiles from the
+  // whole split; disk: from the buffers).
+  testing::ScratchDir dir("store_cache");
+  const std::string data = dir / "data.ffr";
+  std::filesystem::copy(PackedSyntheticDataset(), data, std::filesystem::copy_options::recursive);
+  std::unique_ptr<Dataset> d;
+  ASSERT_TRUE(Dataset::Open(data, &d).ok());
+  for (const std::string mode : {"ram", "disk"}) {
+    LoaderOptions o = MosaicAlwaysOptions();
+    const Status s = UsePixelCache(*d, mode, &o);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    auto loader = OpenLoader(o, data);
+    ASSERT_EQ(Drain(loader.get(), 1).size(), 6u);
+    const DecodeStats stats = loader->decode_stats();
+    EXPECT_EQ(stats.decodes, 0) << mode;
+    EXPECT_EQ(stats.store_hits + stats.peak_images, 0) << mode;
+  }
 }
 
 // A copy of the synthetic dataset in `dir` whose training sample `sample` holds a JPEG that does not decode, its

@@ -636,7 +636,9 @@ TEST(Ultralytics8ReferenceTest, TrainingSamplesAreYoloDatasets) {
       cutmixes += r["cutmixed"].get<bool>();
       bgr += r["bgr"].get<bool>();
     }
-    if (!o.rect) EXPECT_GT(samples.stats.store_hits, 0) << "config " << config;  // tiles came from the store too
+    if (!o.rect) {
+      EXPECT_GT(samples.stats.store_hits, 0) << "config " << config;  // tiles came from the store too
+    }
   }
   // The cases exercise both: CutMix pasting (not only skipping) and BGR planes.
   EXPECT_GT(cutmixes, 2);
