@@ -25,8 +25,10 @@ if [ "${1:-}" = --ultralytics8 ]; then
   shift
   bench=python/bench/ultralytics8_bench.py
   [ "${1:-}" = --memory ] && { shift; bench=python/bench/cache_memory.py; set -- --ultralytics8 "$@"; }
-  PYTHONPATH=$tmp/path YOLO_OFFLINE=1 YOLO_CONFIG_DIR=$tmp/config "${U8_VENV:-.venv-u8}/bin/python" \
-    "$bench" "$tmp/coco128.ffr" "$coco" "$@"
+  source scripts/lib/ultralytics.sh
+  ultralytics8_env "$tmp" ||
+    { echo "bench-python-loader: no Ultralytics 8: run scripts/ultralytics8-venv.sh" >&2; exit 1; }
+  PYTHONPATH=$tmp/path "$U8_PYTHON" "$bench" "$tmp/coco128.ffr" "$coco" "$@"
 elif [ "${1:-}" = --memory ]; then
   shift
   PYTHONPATH=$tmp/path "$ref" python/bench/cache_memory.py "$tmp/coco128.ffr" "$coco" "$@"

@@ -5,9 +5,12 @@ package added to its path, offline and with Ultralytics' settings in a scratch f
 where the environment is missing."""
 
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import COCO128, REPO, environment, run
+from conftest import COCO128, REPO, environment, run, tool
 
 U8_PYTHON = Path(os.environ.get("U8_VENV", REPO / ".venv-u8")) / "bin" / "python"
 
@@ -45,3 +48,25 @@ def test_ddp_ranks_read_their_shares_as_ultralytics_8s_samplers(coco128, ffyolo_
     python, env = ultralytics8(tmp_path)
     out = run(python, "ultralytics8_ddp.py", coco128, COCO128, tmp_path, path=ffyolo_path, env=env, timeout=600)
     assert "the ContiguousDistributedSampler's shares" in out, out
+
+
+def test_results_benchmark_runs_both_loaders(tmp_path):
+    """scripts/bench-results.sh --ultralytics8 at a tiny size (1 seed, seed 3; 2 epochs crossing close_mosaic=1, 16
+    images of 64-128 px at 64 pixels), ffyolo being this python's: each loader has a row for the seed and one
+    over the seeds, with figures in them, so that the benchmark's steps cannot rot between its full-size runs
+    (docs/bench.md). Here rather than in ctest: it needs the installed package, which CI makes after ctest."""
+    environment(U8_PYTHON, "ultralytics, polars")
+    build_dir = tool("yolo-synth").parent.parent
+    tool("yolo-pack")
+    done = subprocess.run(["bash", str(REPO / "scripts" / "bench-results.sh"), "--ultralytics8", "--seeds", "1",
+                           "--first-seed", "3", "--epochs", "2", "--close-mosaic", "1", "--train", "16", "--val", "8",
+                           "--min-size", "64", "--max-size", "128", "--img", "64", "--batch", "8", "--build-dir",
+                           str(build_dir), "--out", str(tmp_path / "bench")],
+                          env={**os.environ, "FFYOLO_PYTHON": sys.executable, "U8_VENV": str(U8_PYTHON.parents[1])},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    figure = r"[0-9.]+"
+    for loader in ("ultralytics8\\+ffyolo", "ultralytics8"):
+        seed_row = rf"\| {loader} \| 3 \| {figure} \| {figure} \| [12] \| {figure} \| {figure} \| [0-9]+ s \|"
+        over_seeds = rf"\| {loader} \| 1 \| {figure} \({figure}-{figure}, -\) \|"
+        assert re.search(seed_row, done.stdout) and re.search(over_seeds, done.stdout), done.stdout

@@ -1,5 +1,6 @@
 # Sourced by scripts/gpu-ultralytics.sh and scripts/bench-results.sh, which run YOLOv5 v7.0's own train.py
-# (the `yolov5` 7.0.0 package) and yolo-train on the same data.
+# (the `yolov5` 7.0.0 package) and yolo-train on the same data, and Ultralytics 8's trainer with either loader
+# (scripts/bench-results.sh --ultralytics8, scripts/bench-python-loader.sh --ultralytics8).
 
 # ultralytics_env DIR: sets ULTRALYTICS_PYTHON to a python whose `-m yolov5.train` runs offline, with its scratch
 # files under DIR, and exports what it needs; status 77 when there is no train.py to run. Where python3 has torch
@@ -26,6 +27,15 @@ ultralytics_env() {
   mkdir -p "$YOLOV5_CONFIG_DIR" &&
     "$ULTRALYTICS_PYTHON" -c 'import matplotlib, shutil, sys
 shutil.copy(matplotlib.get_data_path() + "/fonts/ttf/DejaVuSans.ttf", sys.argv[1])' "$YOLOV5_CONFIG_DIR/Arial.ttf"
+}
+
+# ultralytics8_env DIR: sets U8_PYTHON to the Ultralytics 8 environment's python (scripts/ultralytics8-venv.sh,
+# U8_VENV) and exports what keeps it offline (YOLO_OFFLINE) with its settings file under DIR instead of ~;
+# status 77 when there is none.
+ultralytics8_env() {
+  U8_PYTHON=${U8_VENV:-.venv-u8}/bin/python
+  export YOLO_OFFLINE=1 YOLO_CONFIG_DIR=$1/ultralytics8-config
+  "$U8_PYTHON" -c 'import ultralytics' 2>/dev/null || return 77
 }
 
 # synth_both_layouts BIN DIR YOLO-SYNTH-ARGS...: the synthetic set in DIR in both layouts (train.py reads
