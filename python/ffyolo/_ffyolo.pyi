@@ -267,6 +267,12 @@ class Loader:
         """
 
     @property
+    def decode_stats(self) -> dict:
+        """
+        Since the loader was made: images decoded ('decodes'), and the decoded image store's reads served ('store_hits'), reads it was too full to hold ('store_full'), and most images and bytes it held ('peak_images', 'peak_bytes'); the store is Ultralytics 8's mosaic training's.
+        """
+
+    @property
     def closed(self) -> bool:
         """Whether close() was called."""
 
