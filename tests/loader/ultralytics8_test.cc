@@ -25,7 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-// Runs ultralytics8_reference.py MODE on `in`; its output, or null after a failure.
 // Runs ultralytics8_reference.py MODE on `in` in `dir`; its output, or null after a failure.
 json RunReferenceIn(const testing::ScratchDir& dir, const std::string& python, const std::string& mode,
                     const json& in) {
@@ -76,12 +75,18 @@ TEST(MosaicBufferTest, HoldsDistinctRecentLoadsOneFewerThanItsLength) {
   EXPECT_EQ(one.entries(), (std::deque<int64_t>{4}));
 }
 
-TEST(SampleDrawsTest, TilesComeFromRecentLoadsOfTheSameWorker) {
+// 400 images in a shuffled order, batches of 4 over 2 workers.
+SampleDrawsPlan ShuffledPlanOf400() {
   SampleDrawsPlan plan;
   for (int64_t i = 0; i < 400; ++i) plan.positions.push_back((i * 37) % 400);
   plan.dataset_size = 400;
   plan.batch_size = 4;
   plan.workers = 2;
+  return plan;
+}
+
+TEST(SampleDrawsTest, TilesComeFromRecentLoadsOfTheSameWorker) {
+  SampleDrawsPlan plan = ShuffledPlanOf400();
   const std::vector<SampleDraws> draws = PlanSampleDraws(plan);
   ASSERT_EQ(draws.size(), 400u);
   // Worker w made batches w, w + 2, ...: a tile is an image loaded at most 31 loads back in that worker, where
@@ -196,11 +201,7 @@ TEST(SampleDrawsTest, DecodeSpansJoinAnImagesOverlappingOrCloseRunsFromTheirRead
 }
 
 TEST(SampleDrawsTest, DecodeSpansCountTheSamplesThatLoadThem) {
-  SampleDrawsPlan plan;
-  for (int64_t i = 0; i < 400; ++i) plan.positions.push_back((i * 37) % 400);
-  plan.dataset_size = 400;
-  plan.batch_size = 4;
-  plan.workers = 2;
+  SampleDrawsPlan plan = ShuffledPlanOf400();
   plan.mixup = 0.3;
   std::vector<SampleDraws> draws = PlanSampleDraws(plan);
   const std::vector<int32_t> samples = PlanDecodeSpans(plan, 0, &draws);
