@@ -108,13 +108,9 @@ data=$OUT_DIR/synth
 own_synth_dir "$data" bench-results
 synth_both_layouts "$BIN" "$data" --train "$TRAIN" --val "$VAL" "${SYNTH_SIZE[@]}"
 if [ "$THROUGH_FFYOLO" = 1 ] || [ "$ULTRALYTICS8" = 1 ]; then
-  # A folder holding only the ffyolo package, on the reference python's path (each keeps its own numpy).
-  ffyolo_python=${FFYOLO_PYTHON:-.venv-python/bin/python}
-  package=$("$ffyolo_python" -c 'import ffyolo, os; print(os.path.dirname(ffyolo.__file__))') || {
-    echo "bench-results: $ffyolo_python has no ffyolo (scripts/python-test.sh makes one)" >&2
-    exit 1
-  }
-  rm -rf "$OUT_DIR/ffyolo-path" && mkdir -p "$OUT_DIR/ffyolo-path" && ln -s "$package" "$OUT_DIR/ffyolo-path/ffyolo"
+  ffyolo_path "$OUT_DIR" ||
+    { echo "bench-results: ${FFYOLO_PYTHON:-.venv-python/bin/python} has no ffyolo (scripts/python-test.sh makes one)" >&2
+      exit 1; }
   packed_data_yaml "$data"
 fi
 rm -rf "$OUT_DIR/train" "$OUT_DIR/logs"
@@ -162,7 +158,7 @@ common=(--img "$IMG" --batch "$BATCH" --epochs "$EPOCHS" --workers "$WORKERS" --
 if [ "$ULTRALYTICS8" = 1 ]; then
   u8_train=(python/bench/ultralytics8_train.py --cfg "$CFG" --close-mosaic "$CLOSE_MOSAIC" "${common[@]}")
   for ((seed = FIRST_SEED; seed <= LAST_SEED; seed++)); do
-    train ultralytics8+ffyolo "$seed" env PYTHONPATH="$OUT_DIR/ffyolo-path" "$U8_PYTHON" "${u8_train[@]}" \
+    train ultralytics8+ffyolo "$seed" env PYTHONPATH="$OUT_DIR/ffyolo-path${PYTHONPATH:+:$PYTHONPATH}" "$U8_PYTHON" "${u8_train[@]}" \
       --loader ffyolo --data "$data-ffr.yaml"
     train ultralytics8 "$seed" "$U8_PYTHON" "${u8_train[@]}" --loader ultralytics --data "$data/data.yaml"
   done
