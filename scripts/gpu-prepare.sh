@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on a developer machine (Debian 12) before a GPU session: gathers into gpu-deps/ (ignored,
-# about 40 MiB) what the GPU machine lacks to build and run ffyolo, so that it travels with the
+# about 41 MiB) what the GPU machine lacks to build and run ffyolo, so that it travels with the
 # checkout (the device tool's `carry: ["gpu-deps"]`):
 #   gpu-deps/debs/      the Debian runtime and -dev packages of liburing, TurboJPEG, yaml-cpp, CLI11,
 #                       zstd, libnuma, ISA-L, libpng, OpenCV core+imgproc and the libraries they load,
@@ -12,7 +12,8 @@
 #   gpu-deps/check.ffr/ 128 synthetic 640 x 480 images packed by build/tools/yolo-synth and yolo-pack
 #                       (scripts/build.sh first): the Python check's data, 10 MB
 #   gpu-deps/wheels/    Ultralytics YOLOv5 v7.0 (the `yolov5` 7.0.0 package) and the pure-Python
-#                       packages its train.py imports that the machine lacks (scripts/gpu-ultralytics.sh)
+#                       packages its train.py imports that the machine lacks, and Ultralytics 8
+#                       (`ultralytics` 8.4.190 and ultralytics-thop; scripts/gpu-ultralytics.sh)
 # The GPU machine has its own CMake, ninja, compiler, CUDA toolkit and torch 2.11 (cu130).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,10 +36,13 @@ mkdir -p "$DEST.tmp/debs"
 (cd "$DEST.tmp/debs" && apt-get download "${packages[@]}")
 # For the machine's Python 3.12; its torch, torchvision, OpenCV, pandas, matplotlib, seaborn, scipy and
 # tensorboard are there already. IPython is imported by yolov5.utils.general; pkg_resources left setuptools in 81.
+# Ultralytics 8's other requirements are there too but polars, whose 54 MB runtime would not fit: a detect
+# training with plots off imports it only to read results.csv back (python/bench/ultralytics8_train.py).
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 -d "$DEST.tmp/wheels" \
   yolov5==7.0.0 ipython==9.7.0 ipython-pygments-lexers traitlets jedi parso matplotlib-inline decorator pexpect \
-  ptyprocess prompt_toolkit wcwidth stack_data asttokens executing pure_eval "setuptools<81"
+  ptyprocess prompt_toolkit wcwidth stack_data asttokens executing pure_eval "setuptools<81" \
+  ultralytics==8.4.190 ultralytics-thop==2.2.3
 python312=${PYTHON312:-}
 for candidate in python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12; do  # pyenv's shim may refuse
   [ -n "$python312" ] || ! "$candidate" -c '' 2>/dev/null || python312=$candidate
