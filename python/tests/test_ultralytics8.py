@@ -21,6 +21,13 @@ def ultralytics8(tmp_path) -> tuple[Path, dict]:
     return python, {"YOLO_OFFLINE": "1", "YOLO_CONFIG_DIR": str(tmp_path / "config")}
 
 
+def test_results_csv_is_read_alike_without_polars(tmp_path):
+    python, env = ultralytics8(tmp_path)
+    out = run(python, "results_csv_read.py", tmp_path, REPO / "python" / "bench" / "ultralytics8_train.py", path="",
+              env=env, timeout=120)
+    assert "results.csv read alike" in out, out
+
+
 def test_batches_are_ultralytics_8s_and_unsupported_options_are_refused(coco128, ffyolo_path, tmp_path):
     python, env = ultralytics8(tmp_path)
     out = run(python, "ultralytics8_checks.py", coco128, COCO128, tmp_path, path=ffyolo_path, env=env, timeout=300)
