@@ -129,6 +129,8 @@ class Loader::Impl {
   int64_t next_position_ = 0;       // next position to claim
   int64_t end_position_ = 0;
   int64_t next_batch_ = 0;          // next batch Next() returns
+  // The error that ended the epoch (a failed batch): every later Next returns it, until Start.
+  Status epoch_error_;
   int64_t bad_samples_ = 0;
   std::set<int64_t> reported_;
 };
@@ -338,6 +340,7 @@ Status Loader::Impl::Start(int64_t epoch, int64_t first_batch) {
   if (shutdown_) return Closed();
   epoch_ = epoch;
   started_ = true;
+  epoch_error_ = Status::OK();
   positions_ = std::move(positions);
   draws_ = std::move(draws);
   if (store_) store_->Reset(std::move(spans));
@@ -463,12 +466,17 @@ Status Loader::Impl::Next(const Batch** batch) {
   std::unique_lock<std::mutex> lock(mu_);
   *batch = nullptr;
   if (!started_) return Status::InvalidArgument("Loader::Next called before Start");
+  if (!epoch_error_.ok()) return epoch_error_;
   if (next_batch_ >= batches_per_epoch_) return Status::OK();
   Slot& slot = slots_[next_batch_ % slots_.size()];
   ready_cv_.wait(lock, [&] { return shutdown_ || (slot.assigned == next_batch_ && slot.remaining == 0); });
   if (shutdown_) return Closed();
   ++next_batch_;
-  if (!slot.error.ok()) return slot.error;
+  if (!slot.error.ok()) {  // the epoch ends here: nothing more is claimed, and the error stays (loader.h)
+    epoch_error_ = slot.error;
+    end_position_ = next_position_;
+    return epoch_error_;
+  }
   Batch& b = slot.batch;
   b.targets.clear();
   for (int k = 0; k < b.size; ++k)

@@ -443,9 +443,27 @@ def test_a_corrupt_sample_is_reported_by_training_and_raised_by_validation(coco1
     offsets = struct.unpack_from(f"<{n}q", raw, 12 + 4 * n)
     raw[offsets[5] + 500] ^= 0xFF  # inside the record's JPEG, the sample's CRC unchanged
     shard.write_bytes(bytes(raw))
-    with pytest.raises(ffyolo.CorruptionError, match=rf"{re.escape(shard.name)} sample 5 \(index 5\): checksum"):
-        for _ in make(data, augment=False, workers=1):
+    error = rf"{re.escape(shard.name)} sample 5 \(index 5\): checksum"
+    validation = make(data, augment=False, workers=1, prefetch=1)
+    with pytest.raises(ffyolo.CorruptionError, match=error):
+        for _ in validation:
             pass
+    # Advanced again, more often than its ring has batches, it raises again: the error ends the epoch until
+    # set_epoch. In a thread, so that a loader waiting for a batch that never comes fails here, not hangs.
+    again = []
+
+    def advance():
+        for _ in range(3):
+            try:
+                next(validation)
+            except ffyolo.CorruptionError as e:
+                again.append(str(e))
+
+    thread = threading.Thread(target=advance, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "next() after the error waits instead of raising"
+    assert len(again) == 3 and all(re.search(error, e) for e in again)
     training = make(data, workers=2)
     batches = sum(1 for _ in training)
     assert batches == 16 and training.bad_samples >= 1

@@ -322,6 +322,17 @@ TEST(LoaderTest, ValidationStopsAtACorruptSampleInsteadOfReplacingIt) {
   EXPECT_TRUE(failed.IsCorruption()) << failed.ToString();
   EXPECT_NE(failed.message().find("PART_00000.ffr sample 1"), std::string::npos) << failed.ToString();
   EXPECT_NE(failed.message().find("checksum"), std::string::npos) << failed.ToString();
+  // The error ends the epoch and stays: a caller asking again (more often than the ring has batches, whose
+  // failed one is never released) gets it again rather than a wait, until Start.
+  for (int k = 0; k < 2 * o.prefetch; ++k) {
+    const Batch* b = nullptr;
+    EXPECT_EQ(loader->Next(&b).ToString(), failed.ToString());
+    EXPECT_EQ(b, nullptr);
+  }
+  ASSERT_TRUE(loader->Start(0, loader->batches_per_epoch()).ok());  // a Start clears it
+  const Batch* past_the_end = nullptr;
+  EXPECT_TRUE(loader->Next(&past_the_end).ok());
+  EXPECT_EQ(past_the_end, nullptr);
 }
 
 TEST(LoaderTest, StopsCleanlyMidEpoch) {

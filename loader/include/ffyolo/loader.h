@@ -116,7 +116,10 @@ class Loader {
   Status SetSampleWeights(std::vector<double> weights);
   // The next batch in order; nullptr after the epoch's last batch. The batch
   // stays valid until Release or the next Start. Aborted once the loader is
-  // closed, a Next waiting at that moment included.
+  // closed, a Next waiting at that moment included. A failed batch (training's
+  // corrupt samples in a row, validation's bad sample) ends
+  // its epoch: that Next and every later one return its error, never a later
+  // batch nor a wait, until Start (Start(epoch, failed batch + 1) skips it).
   Status Next(const Batch** batch);
   void Release(const Batch* batch);
   // Release, but the batch's images stay where they are and become the
