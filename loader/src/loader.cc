@@ -379,6 +379,9 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
                            ImageMeta* meta, Status* error, int64_t* replaced) {
   const int64_t batch = position / opt_.batch_size;
   int64_t index = positions_[position];
+  // Ultralytics 8: the images the sample names, its plan's until one fails to load.
+  const SampleDraws* draws = draws_.empty() ? nullptr : &draws_[position];
+  std::optional<SampleDraws> replanned;
   for (int attempt = 0; attempt <= kMaxReplacements; ++attempt) {
     SampleError failure;
     bool ok;
@@ -386,9 +389,8 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
     if (opt_.training) {
       SampleRandom rng({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(opt_.rank),
                         static_cast<uint64_t>(position), static_cast<uint64_t>(attempt)});
-      ok = rect_.shapes.empty() && !one_rect_shape_ ? builder->BuildTraining(&rng, index, positions_,
-                                                               draws_.empty() ? nullptr : &draws_[position], dst,
-                                                               targets, meta, &failure)
+      ok = rect_.shapes.empty() && !one_rect_shape_ ? builder->BuildTraining(&rng, index, positions_, draws, dst, targets,
+                                                                                 meta, &failure)
                                 : builder->BuildRectTraining(&rng, index, h, w, dst, targets, meta, &failure);
     } else {
       ok = builder->BuildValidation(index, h, w, dst, targets, meta, &failure);
@@ -413,7 +415,15 @@ void Loader::Impl::Produce(SampleBuilder* builder, int64_t position, uint8_t* ds
     // A replacement drawn from the sample's own key: the same whatever the threads.
     SampleRandom pick({opt_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(position),
                        static_cast<uint64_t>(attempt), 0xbadull});
-    index = positions_[pick.Below(positions_.size())];
+    const int64_t replacement = positions_[pick.Below(positions_.size())];
+    if (draws) {  // the failed image replaced wherever the sample names it (a tile, a mixed image, its own)
+      if (!replanned) replanned = *draws;
+      replanned->Replace(failure.index, replacement);
+      draws = &*replanned;
+      if (failure.index == index) index = replacement;
+    } else {  // YOLOv5: another sample, its partners drawn anew by the next attempt
+      index = replacement;
+    }
     if (attempt == kMaxReplacements)
       *error = Status::Corruption(opt_.split + ": " + std::to_string(kMaxReplacements) +
                                   " corrupt samples in a row; last: " + failure.status.message());

@@ -88,6 +88,19 @@ std::vector<int32_t> SampleDraws::Spans() const {
   return spans;
 }
 
+void SampleDraws::Replace(int64_t index, int64_t by) {
+  const auto replace = [&](int64_t* image) {
+    if (*image == index) *image = by;
+  };
+  for (int64_t& p : partners) replace(&p);
+  for (MixedImage* mixed : {&mixup, &cutmix}) {
+    replace(&mixed->index);
+    for (int64_t& p : mixed->partners) replace(&p);
+  }
+  for (ImageLoad& l : loads)
+    if (l.index == index) l = {by, l.read, -1};
+}
+
 std::vector<int32_t> PlanDecodeSpans(const SampleDrawsPlan& plan, int64_t first_position,
                                      std::vector<SampleDraws>* draws) {
   const int workers = std::max(1, plan.workers);

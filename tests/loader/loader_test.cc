@@ -1014,18 +1014,19 @@ std::string UndecodableCopy(const testing::ScratchDir& dir, int sample) {
 TEST(DecodedImageStoreTest, AnImageThatDoesNotDecodeFailsAsWithoutTheStore) {
   // A shared image that fails to decode: the thread that claimed it gives it up, the others decode it themselves
   // and fail as they would without the store. Batches, errors and reports are those of the loader without the
-  // store, and name the file and the sample. (The image soon sits in the mosaic buffers, and a replacement keeps
-  // its position's tiles, so here the epochs end at a batch of 16 failures in both.)
+  // store, and name the file and the sample. The image soon sits in the mosaic buffers, a tile of many samples:
+  // each replaces it (SampleDraws::Replace) and the epochs complete, the image reported once.
   testing::ScratchDir dir("undecodable");
   const std::string copy = UndecodableCopy(dir, 5);
   struct Outcome {
     std::vector<Snapshot> batches;
     std::vector<std::string> errors, reports;
+    int64_t replaced = 0, bad = 0;
   };
-  const auto run = [&](uint64_t store_bytes) {
+  const auto run = [&](uint64_t store_bytes, int workers) {
     Outcome out;
     LoaderOptions o = MosaicAlwaysOptions();
-    o.workers = 3;
+    o.workers = workers;
     o.decoded_store_bytes = store_bytes;
     o.on_bad_sample = [&](const std::string& m) { out.reports.push_back(m); };
     auto loader = OpenLoader(o, copy);
@@ -1035,19 +1036,26 @@ TEST(DecodedImageStoreTest, AnImageThatDoesNotDecodeFailsAsWithoutTheStore) {
         const Batch* batch = nullptr;
         const Status st = loader->Next(&batch);
         out.errors.push_back(st.ToString());
-        if (!batch) break;  // a failed batch ends its epoch
+        if (!batch) break;
+        out.replaced += batch->replaced_samples;
         out.batches.push_back({batch->index, batch->size, batch->height, batch->width,
                                std::string(reinterpret_cast<const char*>(batch->images), batch->image_bytes()),
                                batch->targets, {}});
         loader->Release(batch);
       }
     }
+    out.bad = loader->bad_samples();
     return out;
   };
-  const Outcome stored = run(LoaderOptions().decoded_store_bytes), unstored = run(0);
+  const Outcome stored = run(LoaderOptions().decoded_store_bytes, 3), unstored = run(0, 1);  // whatever the threads
   ExpectSame(stored.batches, unstored.batches);
   EXPECT_EQ(stored.errors, unstored.errors);
   EXPECT_EQ(stored.reports, unstored.reports);
+  EXPECT_EQ(stored.replaced, unstored.replaced);
+  EXPECT_EQ(stored.batches.size(), 12u);  // both epochs whole
+  EXPECT_EQ(stored.errors, std::vector<std::string>(12, Status::OK().ToString()));
+  EXPECT_GT(stored.replaced, 0);
+  EXPECT_EQ(stored.replaced, stored.bad);  // every failed use replaced and counted in its batch
   ASSERT_EQ(stored.reports.size(), 1u);
   EXPECT_NE(stored.reports[0].find("PART_00000.ffr sample 5"), std::string::npos) << stored.reports[0];
   EXPECT_NE(stored.reports[0].find(".jpg"), std::string::npos) << stored.reports[0];

@@ -72,6 +72,9 @@ struct SampleDraws {
   int32_t SpanOf(int64_t index) const;
   // The spans its loads belong to, each once: a sample reads a span's image however often it loads it.
   std::vector<int32_t> Spans() const;
+  // A replacement for an image that failed to load: every use of `index` (its own image, a tile, a mixed image)
+  // names `by` instead, decoded by the sample itself (no span), so that one bad image ends only its own use.
+  void Replace(int64_t index, int64_t by);
 };
 
 struct SampleDrawsPlan {
