@@ -1012,7 +1012,7 @@ std::string UndecodableCopy(const testing::ScratchDir& dir, int sample) {
   return copy;
 }
 
-TEST(DecodedImageStoreTest, AnImageThatDoesNotDecodeFailsAsWithoutTheStore) {
+TEST(DecodedImageStoreTest, AnUndecodableImageIsReplacedAlikeWithOrWithoutTheStore) {
   // A shared image that fails to decode: the thread that claimed it gives it up, the others decode it themselves
   // and fail as they would without the store. Batches, errors and reports are those of the loader without the
   // store, and name the file and the sample. The image soon sits in the mosaic buffers, a tile of many samples:
