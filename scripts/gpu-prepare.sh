@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run on a developer machine (Debian 12) before a GPU session: gathers into gpu-deps/ (ignored,
-# about 41 MiB) what the GPU machine lacks to build and run ffyolo, so that it travels with the
+# 46 MiB on 2026-11-29) what the GPU machine lacks to build and run ffyolo, so that it travels with the
 # checkout (the device tool's `carry: ["gpu-deps"]`):
 #   gpu-deps/debs/      the Debian runtime and -dev packages of liburing, TurboJPEG, yaml-cpp, CLI11,
 #                       zstd, libnuma, ISA-L, libpng, OpenCV core+imgproc and the libraries they load,
