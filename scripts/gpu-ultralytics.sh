@@ -10,8 +10,9 @@
 # N only: what a machine with few cores per GPU gets, against train.py's own loader with every core.
 # Last, unless --no-ultralytics8: Ultralytics 8's trainer (yolov8n, default.yaml's hyperparameters, the same
 # size, batch, workers and epochs; python/bench/ultralytics8_train.py) with its own loader on the YOLO layout,
-# then with ffyolo's (ffyolo.ultralytics.DetectionTrainer) on the packed set: on the GPU machine from
-# gpu-deps/wheels/, elsewhere from the Ultralytics 8 environment (scripts/ultralytics8-venv.sh, U8_VENV).
+# then with ffyolo's (ffyolo.ultralytics.DetectionTrainer) on the packed set, --few-workers as for train.py: on
+# the GPU machine from gpu-deps/wheels/, elsewhere from the Ultralytics 8 environment (scripts/ultralytics8-venv.sh,
+# U8_VENV).
 #
 #   bash scripts/gpu-ultralytics.sh [--device 0|cpu] [--build-dir DIR] [--out DIR] [--images N] [--epochs E]
 #                                   [--few-workers N] [--no-yolo-train] [--no-ultralytics8]
@@ -106,16 +107,19 @@ elif [ "$ULTRALYTICS8" = 1 ]; then
   ffyolo_site=${FFYOLO_SITE:-}
   [ -n "$ffyolo_site" ] || ! ffyolo_path "$OUT_DIR" 2>/dev/null || ffyolo_site=$OUT_DIR/ffyolo-path
   u8_train=("$U8_PYTHON" python/bench/ultralytics8_train.py --cfg "$CFG8" --img "$IMG" --batch "$BATCH"
-            --epochs "$EPOCHS" --close-mosaic 0 --workers "$WORKERS" --device "$DEVICE" --noval
-            --project "$OUT_DIR/compare" --seed 0)
+            --epochs "$EPOCHS" --close-mosaic 0 --device "$DEVICE" --noval --project "$OUT_DIR/compare" --seed 0)
   epoch_of=last_epoch_ultralytics8
   row "Ultralytics 8.4 $CFG8, its loader, $WORKERS workers" "$OUT_DIR/compare-ultralytics8.log" \
-    "${u8_train[@]}" --loader ultralytics --data "$data/data.yaml" --name ultralytics8
+    "${u8_train[@]}" --loader ultralytics --data "$data/data.yaml" --name ultralytics8 --workers "$WORKERS"
+  [ -z "$FEW_WORKERS" ] || row "Ultralytics 8.4 $CFG8, its loader, $FEW_WORKERS workers" \
+    "$OUT_DIR/compare-ultralytics8-few.log" \
+    "${u8_train[@]}" --loader ultralytics --data "$data/data.yaml" --name ultralytics8-few --workers "$FEW_WORKERS"
   if [ -n "$ffyolo_site" ]; then
     packed_data_yaml "$data"
-    row "Ultralytics 8.4 $CFG8 through ffyolo.ultralytics, $WORKERS workers" \
+    workers=${FEW_WORKERS:-$WORKERS}
+    row "Ultralytics 8.4 $CFG8 through ffyolo.ultralytics, $workers workers" \
       "$OUT_DIR/compare-ultralytics8-ffyolo.log" env PYTHONPATH="$PYTHONPATH${PYTHONPATH:+:}$ffyolo_site" \
-      "${u8_train[@]}" --loader ffyolo --data "$data-ffr.yaml" --name ultralytics8-ffyolo
+      "${u8_train[@]}" --loader ffyolo --data "$data-ffr.yaml" --name ultralytics8-ffyolo --workers "$workers"
   else
     echo "gpu-ultralytics: no package ffyolo for Ultralytics 8 (FFYOLO_SITE, FFYOLO_PYTHON): its ffyolo row left out" >&2
   fi
