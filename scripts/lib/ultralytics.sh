@@ -4,8 +4,8 @@
 
 # ultralytics_env DIR: sets ULTRALYTICS_PYTHON to a python whose `-m yolov5.train` runs offline, with its scratch
 # files under DIR, and exports what it needs; status 77 when there is no train.py to run. On the GPU machine
-# (gpu_machine) it is python3 with GPU_DEPS' wheels installed under DIR; else it is the reference environment's python (scripts/reference-venv.sh,
-# REF_VENV). Offline, train.py would stop or reach out: its fonts come from matplotlib's here, its requirement
+# (gpu_machine) it is python3 with GPU_DEPS' wheels installed under DIR; else it is the reference environment's
+# python (scripts/reference-venv.sh, REF_VENV). Offline, train.py would stop or reach out: its fonts come from matplotlib's here, its requirement
 # checks never pip-install (YOLOv5_AUTOINSTALL; the reference environment must stay as made), torch 2.11 loads
 # its own checkpoints only with weights_only off, and numpy 2.5 lacks the np.trapz its metrics call (renamed
 # np.trapezoid; a sitecustomize.py puts the old name back).
